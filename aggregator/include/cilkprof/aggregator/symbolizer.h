@@ -1,0 +1,35 @@
+// Symbolization of (module, offset) to source frames with libdw: function names
+// (demangled), file and line, inlined frames. Not thread-safe; one per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cilkprof/profile.pb.h"
+
+namespace cilkprof::aggregator {
+
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // Frames for the code at ELF virtual address `offset` of the module, outermost
+  // first (see profile.proto SourceFrame). Never fails: unknown code yields one frame
+  // named "??" (or the nearest ELF symbol when there is no DWARF), and a module that
+  // cannot be opened, or whose build-id no longer matches the file on disk, yields
+  // frames named "<module basename>+0x<offset>".
+  std::vector<profile::SourceFrame> Symbolize(const std::string& module_path,
+                                              const std::string& build_id,
+                                              uint64_t offset);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cilkprof::aggregator

@@ -1,0 +1,131 @@
+/* The interface between a task-parallel runtime and Cilkprof's agent.
+ *
+ * A runtime (scheduler_patch/cilk, later OMPT adapters) exposes three things here:
+ *   1. a per-thread worker record: the scheduler state word and the innermost stack
+ *      segment (fiber) of the strand now running, for the sampling signal handler;
+ *   2. global counters: workers, workers working;
+ *   3. a hook table for instrumentation tools (work/span), called on scheduling events.
+ *
+ * Discovery. At start-up the runtime calls cilkprof_tool_attach() if a tool defines it
+ * (the agent, preloaded, does; the runtime declares it weak, so programs link and run
+ * without any tool). The tool keeps the cilkprof_runtime_t pointer for the life of the
+ * process and returns its hook table, or NULL for none.
+ *
+ * Costs with no tool loaded: each hot-path hook site is one load of a global pointer
+ * and a predictable branch (CILKPROF_HOOK below). Nothing else.
+ *
+ * Signal safety. Everything a signal handler reads (cilkprof_worker_t, the segments,
+ * the counters) is plain memory readable from the interrupted thread itself: no locks,
+ * no allocation, no TLS look-ups that may allocate (current_worker() uses initial-exec
+ * TLS). Writers publish with release stores in the order documented per field, so a
+ * handler that interrupts the writer sees either the old or the new consistent value.
+ */
+#ifndef CILKPROF_RUNTIME_ABI_H_
+#define CILKPROF_RUNTIME_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CILKPROF_RUNTIME_ABI_VERSION 1u
+
+/* The scheduler state of a worker thread, as the sampler sees it. */
+typedef enum cilkprof_worker_state {
+  CILKPROF_STATE_NOT_A_WORKER = 0, /* thread not (or not yet) running the runtime      */
+  CILKPROF_STATE_WORKING = 1,      /* running user code of some strand                  */
+  CILKPROF_STATE_IDLE = 2,         /* looking for work (stealing) or sleeping           */
+  CILKPROF_STATE_OVERHEAD = 3      /* spawn, sync, steal, fiber-switch bookkeeping      */
+  /* The agent adds its own lock-wait state (4) in its own word, never here. */
+} cilkprof_worker_state_t;
+
+/* Registers of a spawn point on x86-64: enough for a DWARF or frame-pointer unwinder
+ * to continue in the spawning function and then its callers. pc is the address just
+ * after the call into the runtime's spawn (a return address, like any caller frame). */
+typedef struct cilkprof_saved_regs {
+  uintptr_t pc, sp, fp;
+  uintptr_t rbx, r12, r13, r14, r15;
+} cilkprof_saved_regs_t;
+
+/* One stack segment of the cactus stack: a fiber on which a spawned child runs, or
+ * the native stack of the thread that entered the runtime.
+ *
+ * Logical unwinding: unwind the running strand's frames until a pc falls inside
+ * [entry_lo, entry_hi) (the runtime trampoline at the bottom of this fiber) or the
+ * stack pointer leaves [stack_lo, stack_hi); then continue from `spawn` in `parent`,
+ * and so on. A segment and the frames its spawn registers point into stay valid while
+ * any descendant segment runs (a spawning function cannot return before it syncs).
+ * The root segment of a computation has parent == NULL and describes the stack on
+ * which cilk::run (or the first spawn) was entered; the unwinder continues there with
+ * ordinary physical unwinding up to main. */
+typedef struct cilkprof_segment {
+  const struct cilkprof_segment* parent;
+  uintptr_t stack_lo, stack_hi;   /* usable stack bounds of this fiber            */
+  uintptr_t entry_lo, entry_hi;   /* code range of the fiber's entry trampoline   */
+  cilkprof_saved_regs_t spawn;    /* registers at the spawn point, in `parent`    */
+} cilkprof_segment_t;
+
+/* Per worker thread. Written only by its own thread; read by that thread's signal
+ * handler (and, racily and harmlessly, by tools on other threads).
+ * Fiber switches: the runtime sets state = OVERHEAD, switches, stores the new
+ * `segment`, then sets state back; a sample taken in between is an OVERHEAD sample. */
+typedef struct cilkprof_worker {
+  volatile uint32_t state;                    /* cilkprof_worker_state_t            */
+  uint32_t worker_id;                         /* 0 .. workers-1                     */
+  const cilkprof_segment_t* volatile segment; /* innermost running segment, or NULL */
+} cilkprof_worker_t;
+
+/* ---- Instrumentation hooks (work/span tools). ----
+ * `frame` identifies one cilk::scope instance (a Cilk frame) and lives as long as the
+ * scope; `tool_data` inside it belongs to the tool. `callsite` is the return address of
+ * the user's call into the runtime entry point (the spawn, sync or scope site). Hooks
+ * run on the worker that executes the event, in the order: scope_enter, then per
+ * spawn: spawn (parent strand ends) -> the child runs -> child_end (on the child's
+ * worker) -> continuation (on whichever worker resumes the parent); sync_begin ->
+ * sync_end (after every child of the scope has ended); scope_exit. */
+typedef struct cilkprof_frame {
+  void* tool_data[2];
+} cilkprof_frame_t;
+
+typedef struct cilkprof_hooks {
+  void (*scope_enter)(cilkprof_frame_t* frame, const void* callsite);
+  void (*spawn)(cilkprof_frame_t* frame, const void* callsite);
+  void (*child_end)(cilkprof_frame_t* frame);
+  void (*continuation)(cilkprof_frame_t* frame);
+  void (*sync_begin)(cilkprof_frame_t* frame, const void* callsite);
+  void (*sync_end)(cilkprof_frame_t* frame);
+  void (*scope_exit)(cilkprof_frame_t* frame);
+} cilkprof_hooks_t;
+
+/* What the runtime shows a tool. Static storage, valid for the life of the process. */
+typedef struct cilkprof_runtime {
+  uint32_t abi_version;                /* CILKPROF_RUNTIME_ABI_VERSION             */
+  const char* name;                    /* "cilk-model", ...                         */
+  const volatile uint32_t* workers;    /* number of worker threads started          */
+  const volatile uint32_t* working;    /* workers now in CILKPROF_STATE_WORKING     */
+  /* The calling thread's worker record, or NULL if it is not a worker. Async-signal-
+   * safe. */
+  cilkprof_worker_t* (*current_worker)(void);
+} cilkprof_runtime_t;
+
+/* Defined by a tool (the agent). Called once by the runtime during its initialization,
+ * before any worker runs user code, on the thread that starts the runtime. Returns the
+ * tool's hooks (static storage) or NULL. */
+const cilkprof_hooks_t* cilkprof_tool_attach(const cilkprof_runtime_t* runtime)
+    __attribute__((weak));
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+/* For runtimes: call a hook only when a tool installed one. `hooks` is the runtime's
+ * global `const cilkprof_hooks_t*`. One load and a predictable branch. */
+#define CILKPROF_HOOK(hooks, name, ...)                                   \
+  do {                                                                    \
+    const cilkprof_hooks_t* cilkprof_h_ = (hooks);                        \
+    if (__builtin_expect(cilkprof_h_ != 0, 0) && cilkprof_h_->name)       \
+      cilkprof_h_->name(__VA_ARGS__);                                     \
+  } while (0)
+
+#endif /* CILKPROF_RUNTIME_ABI_H_ */
