@@ -27,6 +27,13 @@ class Symbolizer {
                                               const std::string& build_id,
                                               uint64_t offset);
 
+  // One message per module that could not be symbolized properly (file missing or
+  // unreadable, not ELF, build-id mismatch with the profiled program), in the order
+  // the modules were first seen; each says what was wrong and what to do. Callers
+  // log them or copy them into ProcessInfo.warnings. Modules that merely lack DWARF
+  // (stripped system libraries) are not warned about: they still get ELF symbols.
+  std::vector<std::string> Warnings() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
