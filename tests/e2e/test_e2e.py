@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""End-to-end tests of Cilkprof: real programs, the real preloaded agent, the CLI.
+
+Run by CTest (tests/e2e/CMakeLists.txt sets CILKPROF_BIN_DIR, CILKPROF_AGENT and
+E2E_PROGRAMS). Each TestCase class is one CTest test. Assertions are about structure
+(which calling contexts exist, which profiles exist) and use generous bounds for
+statistical shares; nothing asserts on wall-clock time.
+"""
+import glob
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get("CILKPROF_BIN_DIR", "")
+PROGRAMS = os.environ.get("E2E_PROGRAMS", "")
+CILKPROF = os.path.join(BIN, "cilkprof")
+CILKPROF_RUN = os.path.join(BIN, "cilkprof-run")
+CILKPROFD = os.path.join(BIN, "cilkprofd")
+
+
+def program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+def run(cmd, env=None, check=True, timeout=240):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{cmd} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def view_json(profile, view="top-down"):
+    out = run([CILKPROF, "view", view, "--format", "json", profile]).stdout
+    return json.loads(out)
+
+
+def summary_json(profile):
+    return json.loads(run([CILKPROF, "summary", "--format", "json", profile]).stdout)
+
+
+def walk(node, path=()):
+    """Yields (path of names from the root, node) for every node of a JSON tree."""
+    here = path + (node["name"],)
+    yield here, node
+    for child in node.get("children", []):
+        yield from walk(child, here)
+
+
+def find_nodes(tree, name):
+    return [n for _, n in walk(tree) if n["name"] == name]
+
+
+def child_named(node, name):
+    for child in node.get("children", []):
+        if child["name"] == name:
+            return child
+    return None
+
+
+def has_chain(tree, chain):
+    """True if some node named chain[0] has a child chain[1], which has chain[2]..."""
+    for start in find_nodes(tree, chain[0]):
+        node = start
+        for name in chain[1:]:
+            node = child_named(node, name)
+            if node is None:
+                break
+        else:
+            return True
+    return False
+
+
+def inclusive(node, metric="work"):
+    return node["metrics"].get(metric, {}).get("inclusive", 0.0)
+
+
+def names_in(tree):
+    return {n["name"] for _, n in walk(tree)}
+
+
+class ProfileDir:
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cilkprof-e2e-")
+        self.path = self.tmp.name
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    def profiles(self):
+        return sorted(glob.glob(os.path.join(self.path, "*.cilkprof")))
+
+    def cleanup(self):
+        self.tmp.cleanup()
+
+
+class ShapeTest(unittest.TestCase):
+    """main -> a -> b (3/4) and main -> c (1/4), the same under thread_entry."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = ProfileDir()
+        cls.profile = cls.dir.file("shape.cilkprof")
+        cls.result = run([CILKPROF_RUN, "-o", cls.profile, "--", program("e2e_shape")],
+                         env={"UNITS": "60"})
+        cls.tree = view_json(cls.profile)
+        cls.summary = summary_json(cls.profile)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def test_program_output_untouched(self):
+        self.assertEqual(self.result.stdout, "shape done 0\n")
+
+    def test_paths_exist_exactly_as_written(self):
+        for chain in (["main", "a", "b"], ["main", "c"], ["thread_entry", "a", "b"], ["thread_entry", "c"]):
+            self.assertTrue(has_chain(self.tree, chain), f"missing path {' -> '.join(chain)}")
+        # b is only ever called from a, and c never calls anything we wrote.
+        for b in find_nodes(self.tree, "b"):
+            self.assertFalse(any(child["name"] in ("a", "c", "main") for child in b.get("children", [])))
+
+    def test_shares_hold(self):
+        total_b = sum(inclusive(n) for n in find_nodes(self.tree, "b"))
+        total_c = sum(inclusive(n) for n in find_nodes(self.tree, "c"))
+        self.assertGreater(total_b + total_c, 0)
+        share_b = total_b / (total_b + total_c)
+        self.assertGreater(share_b, 0.60, f"b holds {share_b:.2%} of a+c work, expected about 75%")
+        self.assertLess(share_b, 0.90, f"b holds {share_b:.2%} of a+c work, expected about 75%")
+
+    def test_every_thread_sampled(self):
+        self.assertGreaterEqual(self.summary["threads"], 2)
+        main_work = sum(inclusive(n) for n in find_nodes(self.tree, "main"))
+        thread_work = sum(inclusive(n) for n in find_nodes(self.tree, "thread_entry"))
+        self.assertGreater(main_work, 0)
+        self.assertGreater(thread_work, 0)
+        # Both threads did the same work: neither may be missing most of its samples.
+        ratio = main_work / thread_work
+        self.assertGreater(ratio, 0.5)
+        self.assertLess(ratio, 2.0)
+
+    def test_partial_unwind_rate_below_one_percent(self):
+        self.assertGreater(self.summary["samples"], 200)
+        self.assertLess(self.summary["partial_unwind_rate"], 0.01)
+
+    def test_summary_totals(self):
+        for key in ("samples", "threads", "duration_s", "partial_unwind_rate", "work"):
+            self.assertIn(key, self.summary)
+        self.assertAlmostEqual(self.summary["work"], inclusive(self.tree), delta=1e-6 * max(1.0, self.summary["work"]))
+
+
+class DlopenLibraryTest(unittest.TestCase):
+    def test_hot_function_in_dlopened_library_has_name_and_line(self):
+        d = ProfileDir()
+        try:
+            profile = d.file("dlopen.cilkprof")
+            library = program("libe2e_hot_library.so")
+            run([CILKPROF_RUN, "-o", profile, "--", program("e2e_dlopen_main"), library], env={"UNITS": "40"})
+            tree = view_json(profile)
+            hot = find_nodes(tree, "hot_function")
+            self.assertTrue(hot, f"hot_function not in profile; names: {sorted(names_in(tree))[:50]}")
+            self.assertTrue(any(n["file"].endswith("hot_library.c") for n in hot))
+            self.assertTrue(any("e2e_hot_library" in n["module"] for n in hot))
+            self.assertTrue(has_chain(tree, ["main", "hot_function"]))
+            # The flat view resolves the hot loop to its source line in hot_library.c.
+            source = open(os.path.join(os.path.dirname(__file__), "programs", "hot_library.c")).read().splitlines()
+            hot_line = next(i + 1 for i, text in enumerate(source) if "HOT_LINE" in text)
+            flat = run([CILKPROF, "view", "flat", "--format", "csv", profile]).stdout
+            self.assertIn(f"hot_library.c", flat)
+            self.assertTrue(any(f",{hot_line}," in row and "hot_function" in row for row in flat.splitlines()),
+                            f"no flat row for hot_library.c:{hot_line}:\n{flat}")
+        finally:
+            d.cleanup()
+
+
+class ForkAndExecTest(unittest.TestCase):
+    def test_fork_gives_separate_profiles_without_double_counting(self):
+        d = ProfileDir()
+        try:
+            run([CILKPROF_RUN, "-o", d.file("fork.cilkprof"), "--", program("e2e_fork_main")], env={"UNITS": "20"})
+            profiles = d.profiles()
+            self.assertEqual(len(profiles), 2, f"expected parent and child profiles, got {profiles}")
+            trees = {p: names_in(view_json(p)) for p in profiles}
+            parent = [p for p, names in trees.items() if "parent_work" in names]
+            child = [p for p, names in trees.items() if "child_work" in names]
+            self.assertEqual(len(parent), 1)
+            self.assertEqual(len(child), 1)
+            self.assertNotEqual(parent[0], child[0])
+            self.assertIn("before_fork", trees[parent[0]])
+            self.assertNotIn("before_fork", trees[child[0]], "the child inherited the parent's samples")
+            self.assertNotIn("child_work", trees[parent[0]])
+        finally:
+            d.cleanup()
+
+    def test_exec_gives_separate_profiles_and_passes_exit_status(self):
+        d = ProfileDir()
+        try:
+            proc = run([CILKPROF_RUN, "-o", d.file("exec.cilkprof"), "--", program("e2e_exec_main"),
+                        program("e2e_exec_target")], env={"UNITS": "20"}, check=False)
+            self.assertEqual(proc.returncode, 3, proc.stderr)
+            profiles = d.profiles()
+            self.assertEqual(len(profiles), 2, f"expected one profile per image, got {profiles}")
+            trees = {p: names_in(view_json(p)) for p in profiles}
+            before = [p for p, names in trees.items() if "before_exec" in names]
+            after = [p for p, names in trees.items() if "after_exec" in names]
+            self.assertEqual(len(before), 1)
+            self.assertEqual(len(after), 1)
+            self.assertNotEqual(before[0], after[0])
+        finally:
+            d.cleanup()
+
+
+class DaemonUnderGarbageTest(unittest.TestCase):
+    """Random bytes sent to the daemon's socket neither crash it nor lose a real agent's profile."""
+
+    def test_garbage_connections_do_not_lose_the_real_profile(self):
+        d = ProfileDir()
+        sock_path = d.file("cilkprofd.sock")
+        daemon = subprocess.Popen([CILKPROFD, "--socket", sock_path, "--output-dir", d.path],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not os.path.exists(sock_path):
+                self.assertIsNone(daemon.poll(), "cilkprofd exited at start-up")
+                self.assertLess(time.monotonic(), deadline, "cilkprofd did not create its socket")
+                time.sleep(0.05)
+            env = dict(os.environ, LD_PRELOAD=os.environ["CILKPROF_AGENT"], CILKPROF_SOCKET=sock_path, UNITS="60")
+            target = subprocess.Popen([program("e2e_shape")], env=env, stdout=subprocess.PIPE, text=True)
+            rng = random.Random(20261121)
+            garbage_sent = 0
+            while target.poll() is None or garbage_sent < 50:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.connect(sock_path)
+                    size = rng.choice([1, 3, 4, 7, 100, 5000])
+                    payload = bytes(rng.getrandbits(8) for _ in range(size))
+                    if rng.random() < 0.3:  # a plausible length prefix followed by junk
+                        payload = (len(payload) + rng.randint(-2, 2)).to_bytes(4, "little", signed=False) + payload
+                    try:
+                        s.sendall(payload)
+                    except OSError:
+                        pass  # the daemon may drop us mid-send: that is the point
+                garbage_sent += 1
+            self.assertEqual(target.wait(), 0)
+            self.assertIsNone(daemon.poll(), "cilkprofd died under garbage input")
+            deadline = time.monotonic() + 60
+            while not d.profiles():
+                self.assertLess(time.monotonic(), deadline, "no profile written for the real agent")
+                time.sleep(0.1)
+            time.sleep(0.5)  # the profile is renamed into place atomically; let the daemon log
+            profiles = d.profiles()
+            self.assertEqual(len(profiles), 1, profiles)
+            tree = view_json(profiles[0])
+            self.assertTrue(has_chain(tree, ["main", "a", "b"]))
+            self.assertTrue(has_chain(tree, ["thread_entry", "c"]))
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+            d.cleanup()
+
+
+class RunErrorsTest(unittest.TestCase):
+    """Bad input gives one clear message and a non-zero exit, never a crash."""
+
+    def assert_clean_error(self, proc, *needles):
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertLess(proc.returncode, 128, f"crashed: {proc.returncode}\n{proc.stderr}")
+        for needle in needles:
+            self.assertIn(needle, proc.stderr.lower())
+        self.assertNotIn("terminate called", proc.stderr)
+
+    def test_missing_program(self):
+        self.assert_clean_error(run([CILKPROF_RUN, "--", "/nonexistent/program"], check=False), "not found")
+
+    def test_static_binary(self):
+        self.assert_clean_error(run([CILKPROF_RUN, "--", program("e2e_static_hello")], check=False), "static")
+
+    def test_unknown_option(self):
+        proc = run([CILKPROF_RUN, "--no-such-option", "--", program("e2e_shape")], check=False)
+        self.assert_clean_error(proc)
+        self.assertEqual(proc.returncode, 2)
+
+    def test_truncated_profile(self):
+        d = ProfileDir()
+        try:
+            profile = d.file("t.cilkprof")
+            run([CILKPROF_RUN, "-o", profile, "--", program("e2e_shape")], env={"UNITS": "4"})
+            data = open(profile, "rb").read()
+            with open(profile, "wb") as f:
+                f.write(data[: len(data) // 2])
+            self.assert_clean_error(run([CILKPROF, "view", "top-down", profile], check=False), "truncated")
+        finally:
+            d.cleanup()
+
+    def test_program_exit_status_and_output_pass_through(self):
+        d = ProfileDir()
+        try:
+            proc = run([CILKPROF_RUN, "-o", d.file("x.cilkprof"), "--", "/bin/sh", "-c", "echo hi; exit 7"],
+                       check=False)
+            self.assertEqual(proc.returncode, 7, proc.stderr)
+            self.assertEqual(proc.stdout, "hi\n")
+        finally:
+            d.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
