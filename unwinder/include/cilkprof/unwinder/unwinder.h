@@ -12,7 +12,13 @@
 //
 // Frames come innermost first. frames[0].pc is the interrupted pc itself; every
 // later frame's pc is its return address minus one, so that it falls inside the call
-// instruction and symbolizes to the line of the call.
+// instruction and symbolizes to the line of the call. (One exception: the frame right
+// above a signal trampoline, i.e. code interrupted by another signal, keeps its exact
+// pc, because it was interrupted, not calling.)
+//
+// The building blocks (per-mode cursors that start from a ucontext or from a spawn
+// point's saved registers, and the fault guard itself) are in cursor.h and
+// fault_guard.h, for the logical (segment-splicing) unwinder built on top.
 #pragma once
 
 #include <signal.h>
@@ -58,6 +64,10 @@ UnwindResult Unwind(Mode mode, const ucontext_t* context, Frame* frames, uint32_
 // sigaction interposer calls this so that the fault guard stays first and forwards
 // faults that did not happen inside Unwind() to `handler`. Not signal-safe.
 void SetChainedFaultHandler(int signo, const struct sigaction* handler);
+// The handler faults are forwarded to now (the program's, as captured by Initialize()
+// or set later): what the interposer returns as `oldact`. False if `signo` is not a
+// guard signal or the guard is not installed.
+bool GetChainedFaultHandler(int signo, struct sigaction* handler);
 bool IsFaultGuardSignal(int signo);
 
 }  // namespace cilkprof::unwinder
