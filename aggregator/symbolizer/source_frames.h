@@ -1,0 +1,23 @@
+// Resolution of one code address of one module into source frames.
+#pragma once
+
+#include <vector>
+
+#include <elfutils/libdwfl.h>
+
+#include "cilkprof/profile.pb.h"
+
+namespace cilkprof::aggregator::symbolizer_internal {
+
+// The source frames of the code at Dwfl address `address` of `module`, outermost
+// first, with profile.proto's SourceFrame semantics:
+//  - with DWARF: the function containing the address and each function inlined into
+//    it down to the innermost one; outer frames carry the line of the inlined call
+//    (DW_AT_call_file/DW_AT_call_line), the innermost the address's own line; every
+//    frame carries its function's DW_AT_decl_file/DW_AT_decl_line;
+//  - without DWARF for the address: one frame named by the ELF symbol table (line 0);
+//  - empty when neither knows the address (the caller reports "??").
+// File paths are absolute when the DWARF gives enough to make them so.
+std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module, Dwarf_Addr address);
+
+}  // namespace cilkprof::aggregator::symbolizer_internal
