@@ -1,0 +1,187 @@
+#include "cilkprof/views/render.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "cilkprof/views/units.h"
+
+namespace cilkprof::views {
+namespace {
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+double ValueAt(const std::vector<double>& values, size_t m) {
+  return m < values.size() ? values[m] : 0.0;
+}
+
+const char* EdgeName(Edge edge) { return edge == Edge::kSpawn ? "spawn" : "call"; }
+
+// Visits the pruned tree in display order with each node's depth.
+template <typename Visit>
+void PreOrder(const ViewTree& tree, Visit visit) {
+  std::vector<std::pair<uint32_t, uint32_t>> stack{{0, 0}};
+  while (!stack.empty()) {
+    auto [n, depth] = stack.back();
+    stack.pop_back();
+    visit(n, depth);
+    const auto& kids = tree.nodes[n].children;
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back({*it, depth + 1});
+  }
+}
+
+std::string PadLeft(const std::string& text, size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string CsvField(const std::string& field) {
+  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
+  std::string quoted = "\"";
+  for (char c : field) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+const char* ViewName(ViewKind kind) {
+  switch (kind) {
+    case ViewKind::kTopDown: return "top-down";
+    case ViewKind::kBottomUp: return "bottom-up";
+    case ViewKind::kFlat: return "flat";
+  }
+  return "?";
+}
+
+std::string RowLabel(const ViewNode& node) {
+  std::string label;
+  switch (node.kind) {
+    case RowKind::kRoot:
+    case RowKind::kPartialUnwind:
+    case RowKind::kModule:
+    case RowKind::kFile:
+      return node.name;
+    case RowKind::kLine:
+      return (node.file.empty() ? std::string("??") : Basename(node.file)) + ":" +
+             (node.line ? std::to_string(node.line) : std::string("?"));
+    case RowKind::kContext:
+    case RowKind::kFunction:
+      break;
+  }
+  if (node.edge == Edge::kSpawn) label += "[spawn] ";
+  label += node.name;
+  if (node.name == "??") label += " [" + (node.module.empty() ? std::string("unknown module") : Basename(node.module)) + "]";
+  if (node.inlined) label += " (inline)";
+  return label;
+}
+
+std::string RenderText(const ViewTree& pruned, ViewKind kind, const ViewOptions& options,
+                       const ViewHeader& header) {
+  const size_t m = options.metric;
+  const MetricInfo metric = m < pruned.metrics.size() ? pruned.metrics[m] : MetricInfo{"value", "count", ""};
+  const double total = ValueAt(pruned.program_total, m);
+  const Scale scale = ChooseScale(metric.unit, total);
+  const std::string unit_suffix = scale.suffix.empty() ? "" : " (" + scale.suffix + ")";
+
+  std::string out = "# cilkprof ";
+  out += ViewName(kind);
+  out += " view of " + header.profile_path;
+  if (!header.program.empty()) {
+    out += ": " + header.program;
+    if (header.pid) out += " (pid " + std::to_string(header.pid) + ")";
+  }
+  out += "; " + metric.name;
+  if (!scale.suffix.empty()) out += " in " + scale.suffix;
+  out += ", total " + FormatScaled(total, scale) + (scale.suffix.empty() ? "" : " " + scale.suffix);
+  out += "; sorted by ";
+  out += options.sort_key == SortKey::kInclusive ? "inclusive " : "exclusive ";
+  out += metric.name + "\n";
+
+  struct Row {
+    std::string cells[4];
+    std::string label;
+  };
+  std::vector<Row> rows;
+  PreOrder(pruned, [&](uint32_t n, uint32_t depth) {
+    const ViewNode& node = pruned.nodes[n];
+    const double incl = ValueAt(node.inclusive, m);
+    const double excl = ValueAt(node.exclusive, m);
+    rows.push_back({{FormatScaled(incl, scale), FormatPercent(incl, total), FormatScaled(excl, scale),
+                     FormatPercent(excl, total)},
+                    std::string(2 * depth, ' ') + RowLabel(node)});
+  });
+  const std::string headers[4] = {"Incl " + metric.name + unit_suffix, "Incl%",
+                                  "Excl " + metric.name + unit_suffix, "Excl%"};
+  size_t widths[4];
+  for (int c = 0; c < 4; ++c) {
+    widths[c] = headers[c].size();
+    for (const Row& row : rows) widths[c] = std::max(widths[c], row.cells[c].size());
+  }
+  for (int c = 0; c < 4; ++c) out += PadLeft(headers[c], widths[c]) + "  ";
+  out += kind == ViewKind::kFlat ? "Location\n" : "Function\n";
+  for (const Row& row : rows) {
+    for (int c = 0; c < 4; ++c) out += PadLeft(row.cells[c], widths[c]) + "  ";
+    out += row.label + "\n";
+  }
+  return out;
+}
+
+std::string RenderJson(const ViewTree& pruned) {
+  using Json = nlohmann::ordered_json;
+  // Built bottom-up (children follow their parents in the node vector), so deep trees
+  // need no recursion.
+  std::vector<Json> built(pruned.nodes.size());
+  for (size_t i = pruned.nodes.size(); i-- > 0;) {
+    const ViewNode& node = pruned.nodes[i];
+    Json metrics = Json::object();
+    for (size_t m = 0; m < pruned.metrics.size(); ++m) {
+      metrics[pruned.metrics[m].name] = {{"inclusive", ValueAt(node.inclusive, m)},
+                                         {"exclusive", ValueAt(node.exclusive, m)}};
+    }
+    Json children = Json::array();
+    for (uint32_t child : node.children) children.push_back(std::move(built[child]));
+    built[i] = Json{{"name", node.name},        {"file", node.file},
+                    {"line", node.line},        {"module", node.module},
+                    {"edge", EdgeName(node.edge)}, {"metrics", std::move(metrics)},
+                    {"children", std::move(children)}};
+  }
+  return built[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string RenderCsv(const ViewTree& pruned) {
+  std::string out = "depth,path,name,file,line,module,edge";
+  for (const auto& metric : pruned.metrics) {
+    out += "," + CsvField(metric.name + "_inclusive") + "," + CsvField(metric.name + "_exclusive");
+  }
+  out += "\n";
+  std::vector<std::string> path_of(pruned.nodes.size());
+  for (size_t i = 0; i < pruned.nodes.size(); ++i) {
+    const ViewNode& node = pruned.nodes[i];
+    // The "<program root>" row is not part of any path; a focused view's root is.
+    if (i == 0) {
+      path_of[i] = node.kind == RowKind::kRoot ? "" : node.name;
+    } else {
+      const std::string& parent = path_of[node.parent];
+      path_of[i] = parent.empty() ? node.name : parent + ";" + node.name;
+    }
+  }
+  PreOrder(pruned, [&](uint32_t n, uint32_t depth) {
+    const ViewNode& node = pruned.nodes[n];
+    out += std::to_string(depth) + "," + CsvField(path_of[n]) + "," + CsvField(node.name) + "," +
+           CsvField(node.file) + "," + std::to_string(node.line) + "," + CsvField(node.module) + "," +
+           EdgeName(node.edge);
+    for (size_t m = 0; m < pruned.metrics.size(); ++m) {
+      out += "," + FormatExact(ValueAt(node.inclusive, m)) + "," + FormatExact(ValueAt(node.exclusive, m));
+    }
+    out += "\n";
+  });
+  return out;
+}
+
+}  // namespace cilkprof::views

@@ -1,0 +1,183 @@
+#include "cilkprof/views/summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cilkprof/views/build.h"
+#include "cilkprof/views/filter.h"
+#include "cilkprof/views/render.h"
+#include "cilkprof/views/units.h"
+
+namespace cilkprof::views {
+namespace {
+
+std::string Percent(double fraction, int decimals) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.*f%%", decimals, 100.0 * fraction);
+  return buffer;
+}
+
+}  // namespace
+
+ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top) {
+  ProfileSummary summary;
+  summary.profile_path = profile_path;
+  const auto& process = profile.process();
+  summary.program = process.executable();
+  summary.pid = process.pid();
+  if (process.end_unix_ns() > process.start_unix_ns()) {
+    summary.duration_s = static_cast<double>(process.end_unix_ns() - process.start_unix_ns()) / 1e9;
+  }
+  summary.threads = static_cast<uint32_t>(profile.threads_size());
+  const auto& totals = profile.totals();
+  summary.samples = totals.samples();
+  summary.partial_unwinds = totals.partial_unwinds();
+  summary.dropped_samples = totals.dropped_reentrant() + totals.dropped_no_memory();
+  if (summary.samples > 0) {
+    summary.partial_unwind_rate = static_cast<double>(summary.partial_unwinds) / static_cast<double>(summary.samples);
+  }
+
+  const ViewTree top_down = BuildTopDown(profile);
+  for (size_t m = 0; m < top_down.metrics.size(); ++m) {
+    summary.metric_names.push_back(top_down.metrics[m].name);
+    summary.metric_units.push_back(top_down.metrics[m].unit);
+    summary.metric_totals.push_back(top_down.program_total[m]);
+  }
+  if (auto metric = ResolveMetric(top_down, ""); metric.ok()) {
+    summary.metric = top_down.metrics[*metric].name;
+    summary.metric_unit = top_down.metrics[*metric].unit;
+    ViewOptions options;
+    options.metric = *metric;
+    options.sort_key = SortKey::kExclusive;
+    options.depth = 1;
+    const ViewTree functions = Prune(BuildBottomUp(top_down), options);
+    for (uint32_t child : functions.nodes[0].children) {
+      if (summary.top_functions.size() == top) break;
+      const ViewNode& node = functions.nodes[child];
+      if (node.exclusive[*metric] <= 0) break;
+      summary.top_functions.push_back(
+          {node.name, node.module, node.file, node.line, node.exclusive[*metric], node.inclusive[*metric]});
+    }
+  }
+
+  for (const auto& warning : process.warnings()) summary.warnings.push_back(warning);
+  if (summary.samples == 0) {
+    summary.warnings.push_back(
+        "no samples were recorded: the program may have run for less than one sampling period, "
+        "or the agent could not sample it; try a shorter --period or --clock wall");
+  }
+  if (summary.partial_unwind_rate >= 0.01) {
+    summary.warnings.push_back(Percent(summary.partial_unwind_rate, 1) +
+                               " of samples kept only a partial call path (shown under <partial unwind>); "
+                               "code without unwind information or frame pointers cuts unwinding short");
+  }
+  if (summary.dropped_samples > 0) {
+    summary.warnings.push_back(std::to_string(summary.dropped_samples) + " samples were dropped (" +
+                               std::to_string(totals.dropped_reentrant()) + " re-entrant, " +
+                               std::to_string(totals.dropped_no_memory()) + " with the per-thread tree full)");
+  }
+  if (totals.connections_dropped() > 0) {
+    summary.warnings.push_back(std::to_string(totals.connections_dropped()) +
+                               " agent connection(s) were dropped for malformed data");
+  }
+  if (process.end_reason() == "connection lost") {
+    summary.warnings.push_back(
+        "the program ended without saying goodbye (crashed or killed?); the profile holds the data "
+        "flushed until then");
+  }
+  return summary;
+}
+
+std::string RenderSummaryText(const ProfileSummary& s) {
+  std::string out;
+  auto line = [&](const std::string& key, const std::string& value) {
+    out += key + std::string(key.size() < 15 ? 15 - key.size() : 1, ' ') + value + "\n";
+  };
+  line("Program", s.program.empty() ? "(unknown)" : s.program + (s.pid ? " (pid " + std::to_string(s.pid) + ")" : ""));
+  line("Profile", s.profile_path);
+  line("Duration", FormatDuration(s.duration_s));
+  line("Threads", std::to_string(s.threads));
+  line("Samples", std::to_string(s.samples) +
+                      (s.dropped_samples ? " (" + std::to_string(s.dropped_samples) + " dropped)" : ""));
+  line("Partial unwinds", Percent(s.partial_unwind_rate, 2) + " (" + std::to_string(s.partial_unwinds) + ")");
+  for (size_t m = 0; m < s.metric_names.size(); ++m) {
+    const Scale scale = ChooseScale(s.metric_units[m], s.metric_totals[m]);
+    line("Total " + s.metric_names[m],
+         s.metric_units[m] == "ns" ? FormatDuration(s.metric_totals[m] / 1e9)
+                                   : FormatScaled(s.metric_totals[m], scale) +
+                                         (scale.suffix.empty() ? "" : " " + scale.suffix));
+  }
+  if (!s.top_functions.empty()) {
+    const double total = [&] {
+      for (size_t m = 0; m < s.metric_names.size(); ++m)
+        if (s.metric_names[m] == s.metric) return s.metric_totals[m];
+      return 0.0;
+    }();
+    const Scale scale = ChooseScale(s.metric_unit, total);
+    out += "Top functions by exclusive " + s.metric + ":\n";
+    std::vector<std::string> values;
+    size_t width = 0;
+    for (const auto& f : s.top_functions) {
+      values.push_back(FormatScaled(f.exclusive, scale) + (scale.suffix.empty() ? "" : " " + scale.suffix));
+      width = std::max(width, values.back().size());
+    }
+    for (size_t i = 0; i < s.top_functions.size(); ++i) {
+      const auto& f = s.top_functions[i];
+      ViewNode row;
+      row.name = f.name;
+      row.module = f.module;
+      std::string percent = FormatPercent(f.exclusive, total);
+      out += "  " + std::string(6 - std::min<size_t>(6, percent.size()), ' ') + percent + "  " +
+             std::string(width - values[i].size(), ' ') + values[i] + "  " + RowLabel(row) + "\n";
+    }
+  }
+  for (const auto& warning : s.warnings) out += "Warning: " + warning + "\n";
+  return out;
+}
+
+std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& profile) {
+  using Json = nlohmann::ordered_json;
+  const auto& process = profile.process();
+  Json out;
+  out["profile"] = s.profile_path;
+  out["program"] = s.program;
+  out["pid"] = s.pid;
+  out["duration_s"] = s.duration_s;
+  out["threads"] = s.threads;
+  out["samples"] = s.samples;
+  out["partial_unwinds"] = s.partial_unwinds;
+  out["partial_unwind_rate"] = s.partial_unwind_rate;
+  out["dropped_samples"] = s.dropped_samples;
+  out["clock"] = process.clock();
+  out["period_ns"] = process.period_ns();
+  out["unwind"] = process.unwind_mode();
+  out["end_reason"] = process.end_reason();
+  Json metrics = Json::object();
+  for (size_t m = 0; m < s.metric_names.size(); ++m) {
+    metrics[s.metric_names[m]] = {{"total", s.metric_totals[m]},
+                                  {"unit", s.metric_units[m]},
+                                  {"description", profile.metrics(static_cast<int>(m)).description()}};
+  }
+  out["metrics"] = std::move(metrics);
+  // Each metric's total under its own name, for scripts: summary["work"]. The keys
+  // above win ("samples" is the sample count from the profile's totals).
+  const std::set<std::string> reserved = {"profile", "program", "pid", "duration_s", "threads", "samples",
+                                          "partial_unwinds", "partial_unwind_rate", "dropped_samples",
+                                          "clock", "period_ns", "unwind", "end_reason", "metrics",
+                                          "top_functions", "warnings"};
+  for (size_t m = 0; m < s.metric_names.size(); ++m) {
+    if (!reserved.count(s.metric_names[m])) out[s.metric_names[m]] = s.metric_totals[m];
+  }
+  Json top = Json::array();
+  for (const auto& f : s.top_functions) {
+    top.push_back({{"name", f.name}, {"module", f.module}, {"file", f.file}, {"line", f.line},
+                   {"exclusive", f.exclusive}, {"inclusive", f.inclusive}});
+  }
+  out["top_functions"] = std::move(top);
+  out["warnings"] = s.warnings;
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace cilkprof::views

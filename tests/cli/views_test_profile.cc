@@ -1,0 +1,115 @@
+#include "views_test_profile.h"
+
+#include <initializer_list>
+#include <string>
+
+namespace cilkprof::views::testing {
+namespace {
+
+struct FrameSpec {
+  const char* function;
+  const char* file;
+  uint32_t line;
+  const char* function_file;
+  uint32_t function_line;
+  bool inlined;
+};
+
+uint32_t AddLocation(profile::Profile& p, uint32_t module, uint64_t offset, std::initializer_list<FrameSpec> frames) {
+  auto* location = p.add_locations();
+  location->set_module(module);
+  location->set_offset(offset);
+  for (const auto& spec : frames) {
+    auto* frame = location->add_frames();
+    frame->set_function(spec.function);
+    frame->set_file(spec.file);
+    frame->set_line(spec.line);
+    frame->set_function_file(spec.function_file);
+    frame->set_function_line(spec.function_line);
+    frame->set_inlined(spec.inlined);
+  }
+  return static_cast<uint32_t>(p.locations_size() - 1);
+}
+
+uint32_t AddNode(profile::Profile& p, uint32_t parent, uint32_t location, double samples, double work_ms,
+                 wire::EdgeKind edge = wire::EDGE_CALL, wire::FrameKind kind = wire::FRAME_PC) {
+  auto* node = p.add_nodes();
+  node->set_parent(parent);
+  node->set_kind(kind);
+  node->set_location(location);
+  node->set_edge(edge);
+  if (samples != 0 || work_ms != 0) {
+    node->add_exclusive(samples);
+    node->add_exclusive(work_ms * 1e6);
+  }
+  return static_cast<uint32_t>(p.nodes_size() - 1);
+}
+
+profile::Profile Skeleton() {
+  profile::Profile p;
+  p.set_format_version(1);
+  auto* process = p.mutable_process();
+  process->set_pid(42);
+  process->set_executable("/bin/prog");
+  process->set_start_unix_ns(1'000'000'000);
+  process->set_end_unix_ns(1'250'000'000);
+  process->set_clock("cpu");
+  process->set_period_ns(1'000'000);
+  process->set_unwind_mode("dwarf");
+  process->set_end_reason("exit");
+  auto* samples = p.add_metrics();
+  samples->set_name("samples");
+  samples->set_unit("count");
+  auto* work = p.add_metrics();
+  work->set_name("work");
+  work->set_unit("ns");
+  p.add_modules();  // 0: unknown
+  p.add_modules()->set_path("/bin/prog");
+  p.add_modules()->set_path("/lib/libm.so");
+  p.add_locations();  // 0: unused
+  p.add_nodes();      // 0: root
+  return p;
+}
+
+}  // namespace
+
+profile::Profile SmallProfile() {
+  profile::Profile p = Skeleton();
+  const uint32_t main10 = AddLocation(p, 1, 0x100, {{"main", "prog.c", 10, "prog.c", 5, false}});
+  const uint32_t main11 = AddLocation(p, 1, 0x108, {{"main", "prog.c", 11, "prog.c", 5, false}});
+  const uint32_t a21 = AddLocation(p, 1, 0x200, {{"a", "prog.c", 21, "prog.c", 18, false},
+                                                 {"helper", "util.h", 3, "util.h", 1, true}});
+  const uint32_t b30 = AddLocation(p, 1, 0x300, {{"b", "prog.c", 30, "prog.c", 28, false}});
+  const uint32_t c40 = AddLocation(p, 1, 0x400, {{"c", "prog.c", 40, "prog.c", 38, false}});
+  const uint32_t libm = AddLocation(p, 2, 0x50, {{"??", "", 0, "", 0, false}});
+
+  const uint32_t main_node = AddNode(p, 0, main10, 1, 1);
+  const uint32_t a_node = AddNode(p, main_node, a21, 2, 2);
+  const uint32_t b_node = AddNode(p, a_node, b30, 3, 3);
+  AddNode(p, b_node, libm, 1, 0.5);
+  AddNode(p, main_node, c40, 4, 4, wire::EDGE_SPAWN);
+  const uint32_t main_other = AddNode(p, 0, main11, 0, 0);
+  AddNode(p, main_other, c40, 1, 1);
+  const uint32_t partial = AddNode(p, 0, 0, 0, 0, wire::EDGE_CALL, wire::FRAME_PARTIAL_UNWIND);
+  AddNode(p, partial, b30, 2, 2);
+
+  p.add_threads()->set_tid(42);
+  p.add_threads()->set_tid(43);
+  auto* totals = p.mutable_totals();
+  totals->set_samples(14);
+  totals->set_partial_unwinds(2);
+  return p;
+}
+
+profile::Profile RecursiveProfile(int depth) {
+  profile::Profile p = Skeleton();
+  const uint32_t main10 = AddLocation(p, 1, 0x100, {{"main", "prog.c", 10, "prog.c", 5, false}});
+  const uint32_t f = AddLocation(p, 1, 0x500, {{"f(int)", "prog.c", 50, "prog.c", 48, false}});
+  uint32_t parent = AddNode(p, 0, main10, 0, 0);
+  for (int i = 0; i < depth; ++i) parent = AddNode(p, parent, f, 1, 1);
+  p.add_threads()->set_tid(42);
+  p.mutable_totals()->set_samples(static_cast<uint64_t>(depth));
+  return p;
+}
+
+}  // namespace cilkprof::views::testing

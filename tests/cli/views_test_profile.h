@@ -1,0 +1,26 @@
+// A small profile built in memory for the view tests: an inlined frame, a spawn edge,
+// a partial-unwind marker, unknown code in another module, and a function reached
+// through two addresses that must merge.
+//
+// Samples (samples / work in ms) by address-level path:
+//   main@10                                   1 / 1
+//   main@10 > a@21{inlined helper@util.h:3}   2 / 2
+//   ... > b@30                                3 / 3
+//   ... > b@30 > ??[libm.so]                  1 / 0.5
+//   main@10 >spawn> c@40                      4 / 4
+//   main@11 > c@40                            1 / 1
+//   <partial unwind> > b@30                   2 / 2
+// Total: 14 samples, 13.5 ms of work.
+#pragma once
+
+#include "cilkprof/profile.pb.h"
+
+namespace cilkprof::views::testing {
+
+profile::Profile SmallProfile();
+
+// A chain main > f > f > f ... (depth copies of f), one sample of 1 ms at each f, for
+// recursion checks.
+profile::Profile RecursiveProfile(int depth);
+
+}  // namespace cilkprof::views::testing
