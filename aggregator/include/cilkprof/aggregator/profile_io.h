@@ -1,7 +1,10 @@
 // Reading and writing profile files (format: proto/cilkprof/profile.proto, header).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "cilkprof/common/status.h"
 #include "cilkprof/profile.pb.h"
@@ -11,8 +14,27 @@ namespace cilkprof::aggregator {
 inline constexpr uint32_t kProfileFormatVersion = 1;
 
 // Writes atomically: a temporary file in the same directory, fsync, rename. Never
-// leaves a half-written file at `path`.
+// leaves a half-written file at `path`. Replaces a file already at `path` (the caller
+// chose that name); see WriteNewProfileFile for the non-replacing variant.
+// profile.format_version is written as kProfileFormatVersion whatever it holds.
 Status WriteProfileFile(const std::string& path, const profile::Profile& profile);
+
+// Like WriteProfileFile, but fails (leaving the existing file untouched) when `path`
+// already exists, even if it appears between the caller's check and the rename. The
+// message then starts with "already exists" so callers can pick another name.
+Status WriteNewProfileFile(const std::string& path, const profile::Profile& profile);
+
+// Serializes a profile into the file format (header + payload), as written above.
+std::string EncodeProfileFile(const profile::Profile& profile);
+
+// Parses and validates an encoded file held in memory; `name` is used in messages.
+Result<profile::Profile> DecodeProfileFile(const std::string& name, std::string_view bytes);
+
+// Size of the fixed header: magic (8), version (4), payload length (8), checksum (8).
+inline constexpr size_t kProfileHeaderBytes = 28;
+
+// FNV-1a 64-bit hash, the payload checksum of the file format.
+uint64_t Fnv1a64(std::string_view bytes);
 
 // Reads and validates (magic, version, length, checksum, parse, node/location indices
 // in range, parents before children). Errors name the file and say what is wrong:

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cilkprof/aggregator/symbol_source.h"
 #include "cilkprof/common/status.h"
 #include "cilkprof/profile.pb.h"
 
@@ -35,28 +36,54 @@ struct WrittenProfile {
 };
 
 struct AggregatorOptions {
-  std::string unix_socket_path;  // required: created (0600) and removed at shutdown
-  std::string tcp_endpoint;      // optional "host:port" to listen on as well
+  // Required. Created with mode 0600 (bound under a temporary name, then renamed, so
+  // it never exists with other permissions or without a listener) and removed at
+  // shutdown if it is still ours. A stale socket left by a dead aggregator is
+  // replaced; a live one, or a file that is not a socket, is an error.
+  std::string unix_socket_path;
+  // Optional "host:port" ("[::1]:7000" for IPv6) to listen on as well; port 0 picks a
+  // free port (see tcp_port()). TCP has no access control: use it on trusted networks.
+  std::string tcp_endpoint;
   size_t max_frame_bytes = 64u << 20;
-  // Chooses where a process's profile goes; called on the aggregator thread when the
-  // connection ends. Must return a path that does not exist yet.
+  // Chooses where a process's profile goes; called on the aggregator's writer thread
+  // when the connection ends. Must return a path that does not exist yet: the file is
+  // written with WriteNewProfileFile, and if the path appeared meanwhile output_path
+  // is asked again (a few times) rather than overwriting it.
   std::function<std::string(const ProcessKey&)> output_path;
-  // Called after each profile is written (or fails to be).
+  // Called after each profile is written (or fails to be), on the writer thread. It
+  // must not call Finish() or destroy the Aggregator.
   std::function<void(const WrittenProfile&)> on_written;
 };
 
+// Threads: one I/O thread runs every connection (each on its own strand: reads,
+// decoding and merging); one writer thread builds, symbolizes and writes profiles, so
+// a slow symbolization never stalls the sockets. A connection's data is written when
+// it ends: after Goodbye and end of stream, at end of stream without Goodbye
+// ("connection lost"), or when it is dropped for bad data (the profile then holds
+// what was merged before, with a warning, and Totals.connections_dropped = 1). A
+// connection that never sent a valid Hello writes nothing.
 class Aggregator {
  public:
+  // With the libdw symbolizer (defined in cilkprof_aggregator).
   static Result<std::unique_ptr<Aggregator>> Start(AggregatorOptions options);
+  // With the given symbolization, one SymbolSource per profile (cilkprof_aggregator_core).
+  static Result<std::unique_ptr<Aggregator>> Start(AggregatorOptions options,
+                                                   SymbolSourceFactory symbols);
   ~Aggregator();  // stops listening, finishes open sessions as in Finish(0)
 
   // Stops accepting; waits up to `drain` for open connections to end (an agent sends
   // its last delta at exit); sessions still open then are written with what they
-  // have, marked "connection lost". Returns every profile written since Start.
+  // have, marked "connection lost". Returns every profile written since Start, in
+  // the order they were written, after all of them are on disk. Removes the socket.
+  // Later calls return the same list. Not callable from on_written/output_path.
   std::vector<WrittenProfile> Finish(std::chrono::milliseconds drain);
 
   uint64_t connections_accepted() const;
   uint64_t connections_dropped() const;  // for malformed, truncated or oversized data
+  // Connections accepted and not yet ended.
+  uint64_t connections_open() const;
+  // The TCP port listened on (useful with port 0); 0 without TCP.
+  uint16_t tcp_port() const;
 
  private:
   struct Impl;

@@ -1,0 +1,119 @@
+// Merging one agent connection (one process image) into one calling-context tree.
+//
+// A connection carries Hello, then Deltas, then (at clean exit) Goodbye; see
+// proto/cilkprof/wire.proto. Each thread's CCT arrives as increments: new nodes (each
+// after its parent, ids chosen by the agent per thread) and metric increments. The
+// session maps every thread's nodes onto one merged tree whose nodes are keyed by
+// (merged parent, module identity = path + build-id, offset, frame kind, edge kind):
+// the same call path in two threads is the same merged node, and every thread's
+// implicit root is the merged node 0, "<program root>". Metric increments and thread
+// counters are summed; nothing is ever replaced.
+//
+// A Delta is applied all or nothing: it is validated completely (every node id new,
+// every parent, module and metric node known, values finite, vectors not longer than
+// the metric list) before any of it is merged. A message that breaks the protocol is
+// refused with a Status saying what was wrong; the session keeps everything merged
+// before it, and the caller drops the connection and still writes the profile.
+//
+// Not thread-safe: one session is used by one connection's strand at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cilkprof/aggregator/symbol_source.h"
+#include "cilkprof/common/status.h"
+#include "cilkprof/profile.pb.h"
+#include "cilkprof/wire.pb.h"
+
+namespace cilkprof::aggregator {
+
+class Session {
+ public:
+  Session() = default;
+
+  // Merges one message. After an error every later call returns that error again.
+  Status Apply(const wire::AgentMessage& message);
+
+  bool has_hello() const { return has_hello_; }
+  bool has_goodbye() const { return has_goodbye_; }
+  const wire::Hello& hello() const { return hello_; }
+  const Status& error() const { return error_; }
+  uint64_t deltas_applied() const { return deltas_applied_; }
+  size_t merged_nodes() const { return nodes_.size(); }
+
+  // Records that the connection was dropped for bad data: the reason becomes a
+  // warning of the profile and Totals.connections_dropped is 1.
+  void MarkDropped(const std::string& reason);
+
+  // Adds a warning for the user to the profile's ProcessInfo.warnings.
+  void AddWarning(std::string warning) { warnings_.push_back(std::move(warning)); }
+
+  // Builds the profile: symbolizes each distinct location once, nodes in
+  // parent-before-child order, exclusive metrics. `end_unix_ns` is used when no
+  // Goodbye came (end reason "connection lost"). Requires has_hello().
+  profile::Profile BuildProfile(SymbolSource& symbols, uint64_t end_unix_ns) const;
+
+ private:
+  struct MergedNode {
+    uint32_t parent = 0;
+    uint32_t module = 0;  // index into modules_; 0 = unknown (offset is an address)
+    uint64_t offset = 0;
+    int kind = 0;         // wire::FrameKind
+    int edge = 0;         // wire::EdgeKind
+    std::vector<double> exclusive;
+  };
+  struct NodeKey {
+    uint32_t parent;
+    uint32_t module;
+    uint64_t offset;
+    int kind;
+    int edge;
+    bool operator==(const NodeKey&) const = default;
+  };
+  struct NodeKeyHash {
+    size_t operator()(const NodeKey& k) const;
+  };
+  struct ModuleIdentity {
+    std::string path;
+    std::string build_id;
+  };
+  struct ThreadState {
+    uint32_t tid = 0;
+    uint32_t thread_index = 0;
+    std::string name;
+    wire::ThreadCounters counters;
+    bool exited = false;
+    std::unordered_map<uint32_t, uint32_t> node_map;  // agent node id -> merged index
+  };
+  using ThreadKey = std::pair<uint32_t, uint32_t>;  // (thread_index, tid)
+
+  Status ApplyHello(const wire::Hello& hello);
+  Status ValidateDelta(const wire::Delta& delta) const;
+  void MergeDelta(const wire::Delta& delta);
+  uint32_t MergedChild(uint32_t parent, const wire::NewNode& node);
+
+  Status error_;
+  bool has_hello_ = false;
+  bool has_goodbye_ = false;
+  wire::Hello hello_;
+  wire::Goodbye goodbye_;
+  uint64_t deltas_applied_ = 0;
+  std::vector<std::string> drop_reasons_;
+  std::vector<std::string> warnings_;
+
+  std::vector<ModuleIdentity> modules_{ModuleIdentity{}};  // [0] = unknown module
+  std::map<std::pair<std::string, std::string>, uint32_t> module_index_;
+  std::unordered_map<uint32_t, uint32_t> connection_modules_;  // agent module id -> index
+
+  std::vector<MergedNode> nodes_{MergedNode{}};  // [0] = "<program root>"
+  std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_index_;
+  std::map<ThreadKey, ThreadState> threads_;
+};
+
+}  // namespace cilkprof::aggregator

@@ -1,0 +1,524 @@
+// The aggregator server (see server.h): Asio I/O thread with one strand per
+// connection, a writer thread that builds and writes profiles.
+#include "cilkprof/aggregator/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <atomic>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "cilkprof/aggregator/framing.h"
+#include "cilkprof/aggregator/profile_io.h"
+#include "cilkprof/aggregator/session.h"
+#include "listeners.h"
+
+namespace cilkprof::aggregator {
+namespace asio = boost::asio;
+using local_stream = asio::local::stream_protocol;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+uint64_t NowUnixNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Work handed from a finished connection to the writer thread.
+struct FinishedSession {
+  std::unique_ptr<Session> session;
+  ProcessKey key;
+  uint64_t end_unix_ns = 0;
+};
+
+// A single thread that builds, symbolizes and writes profiles in arrival order.
+class ProfileWriter {
+ public:
+  ProfileWriter(const AggregatorOptions& options, SymbolSourceFactory symbols)
+      : options_(options), symbols_(std::move(symbols)), thread_([this] { Run(); }) {}
+  ~ProfileWriter() { StopAndJoin(); }
+
+  void Submit(FinishedSession work) {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(work));
+    cv_.notify_one();
+  }
+  // Writes everything submitted so far, then stops the thread.
+  void StopAndJoin() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      cv_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<WrittenProfile> written() const {
+    std::lock_guard lock(mutex_);
+    return written_;
+  }
+
+ private:
+  void Run() {
+    while (true) {
+      FinishedSession work;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        work = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      WrittenProfile result = Write(work);
+      {
+        std::lock_guard lock(mutex_);
+        written_.push_back(result);
+      }
+      if (options_.on_written) {
+        try {
+          options_.on_written(result);
+        } catch (const std::exception& e) {
+          spdlog::error("the on_written callback failed: {}", e.what());
+        }
+      }
+    }
+  }
+
+  WrittenProfile Write(const FinishedSession& work) {
+    WrittenProfile result;
+    result.process = work.key;
+    try {
+      std::unique_ptr<SymbolSource> symbols = symbols_();
+      const profile::Profile profile = work.session->BuildProfile(*symbols, work.end_unix_ns);
+      result.totals = profile.totals();
+      result.threads = static_cast<uint32_t>(profile.threads_size());
+      const auto& process = profile.process();
+      if (process.end_unix_ns() > process.start_unix_ns() && process.start_unix_ns() != 0) {
+        result.duration_s = double(process.end_unix_ns() - process.start_unix_ns()) / 1e9;
+      }
+      if (!options_.output_path) {
+        result.status = Status::Error("no output path configured for profiles");
+      }
+      // The chosen name may appear before the rename; ask again rather than overwrite.
+      for (int attempt = 0; attempt < 16 && options_.output_path; ++attempt) {
+        const std::string path = options_.output_path(work.key);
+        result.status = WriteNewProfileFile(path, profile);
+        if (result.status.ok()) {
+          result.path = path;
+          break;
+        }
+        if (result.status.message().rfind("already exists", 0) != 0) break;
+      }
+    } catch (const std::exception& e) {
+      result.status = Status::Error(std::string("building the profile failed: ") + e.what());
+    }
+    if (result.status.ok()) {
+      spdlog::info("wrote profile of pid {} ({}): {} ({} samples, {} threads)", work.key.pid,
+                   work.key.executable, result.path, result.totals.samples(), result.threads);
+    } else {
+      spdlog::error("could not write the profile of pid {} ({}): {}", work.key.pid,
+                    work.key.executable, result.status.message());
+    }
+    return result;
+  }
+
+  const AggregatorOptions& options_;
+  SymbolSourceFactory symbols_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<FinishedSession> queue_;
+  std::vector<WrittenProfile> written_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
+
+class ConnectionBase {
+ public:
+  virtual ~ConnectionBase() = default;
+  // Ends the connection from outside (shutdown): its data is written as
+  // "connection lost". Thread-safe.
+  virtual void Close() = 0;
+};
+
+// What a connection needs from the server.
+class ConnectionOwner {
+ public:
+  virtual size_t max_frame_bytes() const = 0;
+  virtual void CountDropped() = 0;
+  // Called once per connection, on its strand, when it ends.
+  virtual void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
+                               bool has_data) = 0;
+
+ protected:
+  ~ConnectionOwner() = default;
+};
+
+}  // namespace
+
+struct Aggregator::Impl final : ConnectionOwner {
+  explicit Impl(AggregatorOptions opts, SymbolSourceFactory symbols)
+      : options(std::move(opts)),
+        unix_acceptor(io),
+        tcp_acceptor(io),
+        accept_retry(io),
+        work(asio::make_work_guard(io)),
+        writer(options, std::move(symbols)) {}
+
+  template <class Acceptor>
+  void Accept(Acceptor* acceptor);
+  template <class Acceptor>
+  void AcceptBacklogAndClose(Acceptor* acceptor);
+  template <class Socket>
+  void StartConnection(Socket socket);
+  size_t max_frame_bytes() const override { return options.max_frame_bytes; }
+  void CountDropped() override { dropped.fetch_add(1, std::memory_order_relaxed); }
+  void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
+                       bool has_data) override;
+
+  AggregatorOptions options;
+  asio::io_context io;
+  local_stream::acceptor unix_acceptor;
+  tcp::acceptor tcp_acceptor;
+  asio::steady_timer accept_retry;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  ino_t socket_inode = 0;
+  uint16_t tcp_port = 0;
+  ProfileWriter writer;
+  std::thread io_thread;
+
+  std::atomic<uint64_t> accepted{0};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<uint32_t> next_sequence{0};
+
+  std::mutex mutex;
+  std::condition_variable connections_changed;
+  std::unordered_map<uint64_t, std::weak_ptr<ConnectionBase>> open;  // by sequence
+  bool finished = false;
+  std::vector<WrittenProfile> result;
+};
+
+namespace {
+
+// One agent connection on its own strand: read, decode, merge; at the end hand the
+// session to the writer.
+template <class Socket>
+class Connection final : public ConnectionBase,
+                         public std::enable_shared_from_this<Connection<Socket>> {
+ public:
+  Connection(ConnectionOwner* server, Socket socket, uint32_t sequence)
+      : server_(server),
+        socket_(std::move(socket)),
+        sequence_(sequence),
+        decoder_(server->max_frame_bytes()),
+        session_(std::make_unique<Session>()) {}
+
+  // A connection always ends through End(); this only guards against a handler chain
+  // lost some other way, so that Finish() never waits for it forever.
+  ~Connection() override {
+    if (!ended_ && session_) {
+      ended_ = true;
+      const bool has_data = session_->has_hello();
+      server_->ConnectionEnded(sequence_, std::move(session_), has_data);
+    }
+  }
+
+  // Starts reading, on the connection's strand.
+  void Start() {
+    asio::dispatch(socket_.get_executor(), [self = this->shared_from_this()] { self->ReadMore(); });
+  }
+
+  // At shutdown, the bytes the agent already sent are merged first: they sit in the
+  // socket's receive buffer and would otherwise be lost.
+  void Close() override {
+    asio::dispatch(socket_.get_executor(), [self = this->shared_from_this()] {
+      if (self->ended_) return;
+      self->closing_ = true;
+      self->MergeBufferedThenEnd();
+    });
+  }
+
+ private:
+  void ReadMore() {
+    socket_.async_read_some(asio::buffer(buffer_),
+                            [self = this->shared_from_this()](boost::system::error_code ec,
+                                                              size_t n) { self->OnRead(ec, n); });
+  }
+
+  void OnRead(boost::system::error_code ec, size_t n) {
+    if (ended_) return;
+    if (!ec) {
+      if (Consume(std::string_view(buffer_.data(), n))) {
+        ReadMore();
+      }
+      return;
+    }
+    if (ec == asio::error::eof) {
+      if (Status truncated = decoder_.Finish(); !truncated.ok()) {
+        Drop(truncated.message());
+      } else {
+        End();
+      }
+    } else if (closing_ || ec == asio::error::operation_aborted) {
+      End();
+    } else {
+      spdlog::warn("connection #{}{}: read error ({}); keeping the data received", sequence_,
+                   Who(), ec.message());
+      End();
+    }
+  }
+
+  // Feeds bytes through the decoder into the session; false once the connection is
+  // dropped.
+  bool Consume(std::string_view bytes) {
+    decoder_.Feed(bytes);
+    wire::AgentMessage message;
+    while (decoder_.Next(&message)) {
+      const bool had_hello = session_->has_hello();
+      if (Status status = session_->Apply(message); !status.ok()) {
+        Drop("protocol violation: " + status.message());
+        return false;
+      }
+      if (!had_hello && session_->has_hello()) {
+        const wire::Hello& hello = session_->hello();
+        spdlog::info("connection #{}: pid {} ({}) connected, clock {}, period {} ns", sequence_,
+                     hello.pid(), hello.executable(), hello.clock(), hello.period_ns());
+      }
+    }
+    if (!decoder_.status().ok()) {
+      Drop(decoder_.status().message());
+      return false;
+    }
+    return true;
+  }
+
+  void MergeBufferedThenEnd() {
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    while (!ec) {
+      const size_t n = socket_.read_some(asio::buffer(buffer_), ec);
+      if (ec) break;
+      if (!Consume(std::string_view(buffer_.data(), n))) return;  // dropped and ended
+    }
+    if (ec == asio::error::eof) {
+      if (Status truncated = decoder_.Finish(); !truncated.ok()) {
+        Drop(truncated.message());
+        return;
+      }
+    }
+    End();
+  }
+
+  std::string Who() const {
+    if (!session_->has_hello()) return "";
+    return " (pid " + std::to_string(session_->hello().pid()) + ")";
+  }
+
+  void Drop(const std::string& reason) {
+    spdlog::warn("dropping connection #{}{}: {}{}", sequence_, Who(), reason,
+                 session_->has_hello() ? "; keeping the data merged before" : "");
+    server_->CountDropped();
+    session_->MarkDropped(reason);
+    End();
+  }
+
+  void End() {
+    if (ended_) return;
+    ended_ = true;
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    const bool has_data = session_->has_hello();
+    server_->ConnectionEnded(sequence_, std::move(session_), has_data);
+  }
+
+  ConnectionOwner* server_;
+  Socket socket_;
+  const uint32_t sequence_;
+  FrameDecoder decoder_;
+  std::unique_ptr<Session> session_;
+  std::array<char, 64 * 1024> buffer_{};
+  bool closing_ = false;
+  bool ended_ = false;
+};
+
+}  // namespace
+
+template <class Acceptor>
+void Aggregator::Impl::Accept(Acceptor* acceptor) {
+  acceptor->async_accept(
+      asio::make_strand(io), [this, acceptor](boost::system::error_code ec, auto socket) {
+        if (ec == asio::error::operation_aborted) return;
+        if (ec && !acceptor->is_open()) return;
+        if (ec) {
+          // Out of file descriptors and the like: back off instead of spinning.
+          spdlog::warn("accepting an agent connection failed ({}); retrying", ec.message());
+          accept_retry.expires_after(std::chrono::milliseconds(100));
+          accept_retry.async_wait([this, acceptor](boost::system::error_code wait_ec) {
+            if (!wait_ec && acceptor->is_open()) Accept(acceptor);
+          });
+          return;
+        }
+        // Accepted just before Finish() closed the acceptor: still served.
+        StartConnection(std::move(socket));
+        if (acceptor->is_open()) Accept(acceptor);
+      });
+}
+
+template <class Socket>
+void Aggregator::Impl::StartConnection(Socket socket) {
+  const uint32_t sequence = next_sequence.fetch_add(1);
+  accepted.fetch_add(1, std::memory_order_relaxed);
+  auto connection = std::make_shared<Connection<Socket>>(this, std::move(socket), sequence);
+  {
+    std::lock_guard lock(mutex);
+    open.emplace(sequence, connection);
+  }
+  connection->Start();
+}
+
+// Accepts what is already waiting in the listen backlog, then closes the acceptor:
+// an agent whose connect() completed before Finish() is served, not refused.
+template <class Acceptor>
+void Aggregator::Impl::AcceptBacklogAndClose(Acceptor* acceptor) {
+  if (!acceptor->is_open()) return;
+  boost::system::error_code ec;
+  acceptor->non_blocking(true, ec);
+  while (!ec) {
+    typename Acceptor::protocol_type::socket socket(asio::make_strand(io));
+    acceptor->accept(socket, ec);
+    if (!ec) StartConnection(std::move(socket));
+  }
+  acceptor->close(ec);
+}
+
+void Aggregator::Impl::ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
+                                       bool has_data) {
+  if (has_data) {
+    const wire::Hello& hello = session->hello();
+    FinishedSession work;
+    work.key.pid = hello.pid();
+    work.key.ppid = hello.ppid();
+    work.key.executable = hello.executable();
+    work.key.sequence = static_cast<uint32_t>(sequence);
+    work.end_unix_ns = NowUnixNs();
+    work.session = std::move(session);
+    writer.Submit(std::move(work));
+  }
+  std::lock_guard lock(mutex);
+  open.erase(sequence);
+  connections_changed.notify_all();
+}
+
+Aggregator::Aggregator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Aggregator::~Aggregator() {
+  if (impl_) Finish(std::chrono::milliseconds(0));
+}
+
+Result<std::unique_ptr<Aggregator>> Aggregator::Start(AggregatorOptions options,
+                                                      SymbolSourceFactory symbols) {
+  if (!symbols) return Status::Error("no symbolizer given to the aggregator");
+  try {
+    auto impl = std::make_unique<Impl>(std::move(options), std::move(symbols));
+    CILKPROF_RETURN_IF_ERROR(internal::ListenUnix(impl->options.unix_socket_path,
+                                                  &impl->unix_acceptor, &impl->socket_inode));
+    if (!impl->options.tcp_endpoint.empty()) {
+      if (Status status = internal::ListenTcp(impl->options.tcp_endpoint, &impl->tcp_acceptor);
+          !status.ok()) {
+        internal::RemoveUnixSocketIfOurs(impl->options.unix_socket_path, impl->socket_inode);
+        return status;
+      }
+      boost::system::error_code ec;
+      impl->tcp_port = impl->tcp_acceptor.local_endpoint(ec).port();
+    }
+    Impl* raw = impl.get();
+    raw->Accept(&raw->unix_acceptor);
+    if (raw->tcp_acceptor.is_open()) raw->Accept(&raw->tcp_acceptor);
+    raw->io_thread = std::thread([raw] {
+      try {
+        raw->io.run();
+      } catch (const std::exception& e) {
+        spdlog::critical("the aggregator's I/O thread failed: {}", e.what());
+      }
+    });
+    spdlog::info("aggregator listening on {}{}", raw->options.unix_socket_path,
+                 raw->tcp_port ? fmt::format(" and TCP port {}", raw->tcp_port) : "");
+    return std::unique_ptr<Aggregator>(new Aggregator(std::move(impl)));
+  } catch (const std::exception& e) {
+    return Status::Error(std::string("cannot start the aggregator: ") + e.what());
+  }
+}
+
+std::vector<WrittenProfile> Aggregator::Finish(std::chrono::milliseconds drain) {
+  Impl& impl = *impl_;
+  {
+    std::lock_guard lock(impl.mutex);
+    if (impl.finished) return impl.result;
+  }
+  // 1. Stop accepting (on the I/O thread, which owns the acceptors).
+  std::promise<void> stopped;
+  asio::post(impl.io, [&impl, &stopped] {
+    impl.AcceptBacklogAndClose(&impl.unix_acceptor);
+    impl.AcceptBacklogAndClose(&impl.tcp_acceptor);
+    impl.accept_retry.cancel();
+    stopped.set_value();
+  });
+  stopped.get_future().wait();
+  // An accept that completed just before the close has its handler queued already;
+  // this barrier runs after it, so that connection is registered below.
+  std::promise<void> barrier;
+  asio::post(impl.io, [&barrier] { barrier.set_value(); });
+  barrier.get_future().wait();
+  // 2. Let open connections finish on their own for up to `drain`, then close them.
+  std::unique_lock lock(impl.mutex);
+  impl.connections_changed.wait_for(lock, drain, [&] { return impl.open.empty(); });
+  if (!impl.open.empty()) {
+    spdlog::info("closing {} agent connection(s) still open at shutdown", impl.open.size());
+  }
+  std::vector<std::shared_ptr<ConnectionBase>> still_open;
+  for (auto& [sequence, weak] : impl.open) {
+    if (auto connection = weak.lock()) still_open.push_back(std::move(connection));
+  }
+  lock.unlock();
+  for (auto& connection : still_open) connection->Close();
+  still_open.clear();
+  lock.lock();
+  impl.connections_changed.wait(lock, [&] { return impl.open.empty(); });
+  lock.unlock();
+  // 3. Write everything, then stop the threads.
+  impl.writer.StopAndJoin();
+  impl.work.reset();
+  impl.io.stop();
+  if (impl.io_thread.joinable()) impl.io_thread.join();
+  internal::RemoveUnixSocketIfOurs(impl.options.unix_socket_path, impl.socket_inode);
+  lock.lock();
+  impl.finished = true;
+  impl.result = impl.writer.written();
+  return impl.result;
+}
+
+uint64_t Aggregator::connections_accepted() const { return impl_->accepted.load(); }
+uint64_t Aggregator::connections_dropped() const { return impl_->dropped.load(); }
+uint64_t Aggregator::connections_open() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->open.size();
+}
+uint16_t Aggregator::tcp_port() const { return impl_->tcp_port; }
+
+}  // namespace cilkprof::aggregator

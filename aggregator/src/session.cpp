@@ -1,0 +1,239 @@
+// Merging one agent connection into one calling-context tree (see session.h).
+#include "cilkprof/aggregator/session.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+#include <unordered_set>
+
+#include "cilkprof/aggregator/framing.h"
+
+namespace cilkprof::aggregator {
+namespace {
+
+std::string ThreadName(const wire::ThreadDelta& t) {
+  return fmt::format("thread {} (tid {})", t.thread_index(), t.tid());
+}
+
+}  // namespace
+
+size_t Session::NodeKeyHash::operator()(const NodeKey& k) const {
+  // Mix the fields (splitmix64-style); collisions only cost a comparison.
+  uint64_t h = k.offset * 0x9e3779b97f4a7c15ull;
+  h ^= (uint64_t{k.parent} << 32 | k.module) + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+  h ^= uint64_t(k.kind) << 1 | uint64_t(k.edge);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 29;
+  return static_cast<size_t>(h);
+}
+
+Status Session::Apply(const wire::AgentMessage& message) {
+  if (!error_.ok()) return error_;
+  Status status;
+  switch (message.body_case()) {
+    case wire::AgentMessage::kHello:
+      status = ApplyHello(message.hello());
+      break;
+    case wire::AgentMessage::kDelta:
+      if (!has_hello_) {
+        status = Status::Error("a Delta arrived before the Hello (the first message must be Hello)");
+      } else if (has_goodbye_) {
+        status = Status::Error("a Delta arrived after the Goodbye");
+      } else {
+        status = ValidateDelta(message.delta());
+        if (status.ok()) {
+          MergeDelta(message.delta());
+          ++deltas_applied_;
+        }
+      }
+      break;
+    case wire::AgentMessage::kGoodbye:
+      if (!has_hello_) {
+        status = Status::Error("a Goodbye arrived before the Hello (the first message must be Hello)");
+      } else if (has_goodbye_) {
+        status = Status::Error("a second Goodbye arrived");
+      } else {
+        has_goodbye_ = true;
+        goodbye_ = message.goodbye();
+      }
+      break;
+    default:
+      status = Status::Error("an empty message (neither Hello, Delta nor Goodbye)");
+      break;
+  }
+  if (!status.ok()) error_ = status;
+  return status;
+}
+
+Status Session::ApplyHello(const wire::Hello& hello) {
+  if (has_hello_) return Status::Error("a second Hello arrived on the same connection");
+  if (hello.protocol_version() != kProtocolVersion) {
+    return Status::Error(fmt::format(
+        "the agent speaks protocol version {}, this aggregator speaks version {}; use an agent "
+        "and an aggregator from the same Cilkprof release",
+        hello.protocol_version(), kProtocolVersion));
+  }
+  std::set<std::string> names;
+  for (const wire::MetricDescriptor& metric : hello.metrics()) {
+    if (metric.name().empty()) return Status::Error("the Hello declares a metric without a name");
+    if (!names.insert(metric.name()).second) {
+      return Status::Error(fmt::format("the Hello declares metric \"{}\" twice", metric.name()));
+    }
+  }
+  hello_ = hello;
+  has_hello_ = true;
+  return Status::Ok();
+}
+
+Status Session::ValidateDelta(const wire::Delta& delta) const {
+  // Modules first: nodes of this Delta may refer to modules it introduces.
+  std::unordered_map<uint32_t, const wire::LoadModule*> new_modules;
+  auto same_identity = [](const ModuleIdentity& known, const wire::LoadModule& m) {
+    return known.path == m.path() && known.build_id == m.build_id();
+  };
+  for (const wire::LoadModule& module : delta.modules()) {
+    if (module.id() == 0) {
+      return Status::Error(fmt::format("load module \"{}\" has id 0, which is reserved",
+                                       module.path()));
+    }
+    if (auto it = connection_modules_.find(module.id()); it != connection_modules_.end()) {
+      if (!same_identity(modules_[it->second], module)) {
+        return Status::Error(fmt::format(
+            "load module id {} changed from \"{}\" to \"{}\" (ids are never reused)", module.id(),
+            modules_[it->second].path, module.path()));
+      }
+    }
+    auto [it, inserted] = new_modules.emplace(module.id(), &module);
+    if (!inserted && (it->second->path() != module.path() ||
+                      it->second->build_id() != module.build_id())) {
+      return Status::Error(fmt::format("load module id {} is announced twice with different files",
+                                       module.id()));
+    }
+  }
+  auto module_known = [&](uint32_t id) {
+    return id == 0 || connection_modules_.count(id) > 0 || new_modules.count(id) > 0;
+  };
+
+  const size_t metric_count = static_cast<size_t>(hello_.metrics_size());
+  // Node ids this Delta introduces, per thread (a thread may appear more than once).
+  std::map<ThreadKey, std::unordered_set<uint32_t>> pending;
+  std::set<ThreadKey> exiting;
+  for (const wire::ThreadDelta& thread : delta.threads()) {
+    const ThreadKey key{thread.thread_index(), thread.tid()};
+    const auto existing = threads_.find(key);
+    const ThreadState* state = existing == threads_.end() ? nullptr : &existing->second;
+    if ((state != nullptr && state->exited) || exiting.count(key) > 0) {
+      return Status::Error(fmt::format("{} sent data after its last (exited) delta",
+                                       ThreadName(thread)));
+    }
+    std::unordered_set<uint32_t>& fresh = pending[key];
+    auto defined = [&](uint32_t id) {
+      return id == 0 || fresh.count(id) > 0 || (state != nullptr && state->node_map.count(id) > 0);
+    };
+    for (const wire::NewNode& node : thread.nodes()) {
+      if (node.id() == 0) {
+        return Status::Error(fmt::format("{} sends node id 0, which is the implicit root",
+                                         ThreadName(thread)));
+      }
+      if (defined(node.id())) {
+        return Status::Error(fmt::format("{} defines node {} twice", ThreadName(thread), node.id()));
+      }
+      if (!defined(node.parent())) {
+        return Status::Error(fmt::format("{}: node {} refers to unknown parent node {}",
+                                         ThreadName(thread), node.id(), node.parent()));
+      }
+      if (!wire::FrameKind_IsValid(node.kind()) || !wire::EdgeKind_IsValid(node.edge())) {
+        return Status::Error(fmt::format("{}: node {} has an unknown frame kind {} or edge kind {}",
+                                         ThreadName(thread), node.id(), static_cast<int>(node.kind()),
+                                         static_cast<int>(node.edge())));
+      }
+      if (node.kind() == wire::FRAME_PC && !module_known(node.module_id())) {
+        return Status::Error(fmt::format("{}: node {} refers to unknown load module {}",
+                                         ThreadName(thread), node.id(), node.module_id()));
+      }
+      fresh.insert(node.id());
+    }
+    for (const wire::NodeMetrics& metrics : thread.metrics()) {
+      if (!defined(metrics.node())) {
+        return Status::Error(fmt::format("{}: metrics for unknown node {}", ThreadName(thread),
+                                         metrics.node()));
+      }
+      if (static_cast<size_t>(metrics.values_size()) > metric_count) {
+        return Status::Error(fmt::format(
+            "{}: node {} carries {} metric values, but the Hello declared {} metrics",
+            ThreadName(thread), metrics.node(), metrics.values_size(), metric_count));
+      }
+      for (double value : metrics.values()) {
+        if (!std::isfinite(value)) {
+          return Status::Error(fmt::format("{}: node {} carries a metric value that is not finite",
+                                           ThreadName(thread), metrics.node()));
+        }
+      }
+    }
+    if (thread.exited()) exiting.insert(key);
+  }
+  return Status::Ok();
+}
+
+uint32_t Session::MergedChild(uint32_t parent, const wire::NewNode& node) {
+  NodeKey key{parent, 0, 0, static_cast<int>(node.kind()), static_cast<int>(node.edge())};
+  if (node.kind() == wire::FRAME_PC) {
+    key.module = node.module_id() == 0 ? 0 : connection_modules_.at(node.module_id());
+    key.offset = node.offset();
+  }
+  auto [it, inserted] = node_index_.emplace(key, static_cast<uint32_t>(nodes_.size()));
+  if (inserted) {
+    MergedNode merged;
+    merged.parent = parent;
+    merged.module = key.module;
+    merged.offset = key.offset;
+    merged.kind = key.kind;
+    merged.edge = key.edge;
+    nodes_.push_back(std::move(merged));
+  }
+  return it->second;
+}
+
+void Session::MergeDelta(const wire::Delta& delta) {
+  for (const wire::LoadModule& module : delta.modules()) {
+    if (connection_modules_.count(module.id()) > 0) continue;  // e.g. marked unloaded
+    auto [it, inserted] = module_index_.emplace(std::make_pair(module.path(), module.build_id()),
+                                                static_cast<uint32_t>(modules_.size()));
+    if (inserted) modules_.push_back(ModuleIdentity{module.path(), module.build_id()});
+    connection_modules_.emplace(module.id(), it->second);
+  }
+  for (const wire::ThreadDelta& thread : delta.threads()) {
+    ThreadState& state = threads_[ThreadKey{thread.thread_index(), thread.tid()}];
+    state.tid = thread.tid();
+    state.thread_index = thread.thread_index();
+    if (!thread.name().empty()) state.name = thread.name();
+    for (const wire::NewNode& node : thread.nodes()) {
+      const uint32_t parent = node.parent() == 0 ? 0 : state.node_map.at(node.parent());
+      state.node_map.emplace(node.id(), MergedChild(parent, node));
+    }
+    for (const wire::NodeMetrics& metrics : thread.metrics()) {
+      const uint32_t merged = metrics.node() == 0 ? 0 : state.node_map.at(metrics.node());
+      std::vector<double>& exclusive = nodes_[merged].exclusive;
+      if (exclusive.size() < static_cast<size_t>(metrics.values_size())) {
+        exclusive.resize(static_cast<size_t>(metrics.values_size()), 0.0);
+      }
+      for (int i = 0; i < metrics.values_size(); ++i) exclusive[i] += metrics.values(i);
+    }
+    if (thread.has_counters()) {
+      const wire::ThreadCounters& in = thread.counters();
+      wire::ThreadCounters& sum = state.counters;
+      sum.set_samples(sum.samples() + in.samples());
+      sum.set_partial_unwinds(sum.partial_unwinds() + in.partial_unwinds());
+      sum.set_dropped_reentrant(sum.dropped_reentrant() + in.dropped_reentrant());
+      sum.set_dropped_no_memory(sum.dropped_no_memory() + in.dropped_no_memory());
+      sum.set_cpu_ns(sum.cpu_ns() + in.cpu_ns());
+    }
+    if (thread.exited()) state.exited = true;
+  }
+}
+
+void Session::MarkDropped(const std::string& reason) { drop_reasons_.push_back(reason); }
+
+}  // namespace cilkprof::aggregator
