@@ -1,0 +1,222 @@
+// The fault guard: SIGSEGV/SIGBUS handlers that turn a fault inside RunGuarded() into
+// an early return, and forward every other fault to the program's handler exactly as
+// the kernel would have delivered it. Chaining rules: docs/UNWINDER.md.
+#include "cilkprof/unwinder/fault_guard.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "cilkprof/unwinder/unwinder.h"
+#include "internal.h"
+
+namespace cilkprof::unwinder {
+namespace {
+
+// Per-thread guard state in initial-exec TLS (no __tls_get_addr in the handler).
+struct GuardSlot {
+  volatile sig_atomic_t armed;
+  sigjmp_buf resume;
+};
+__attribute__((tls_model("initial-exec"))) constinit thread_local GuardSlot t_guard{};
+
+// ---- The chained (program) handlers -------------------------------------------------
+//
+// Written rarely (Initialize, the agent's sigaction interposer) and read from the fault
+// handler on any thread. Each signal has two buffers; a writer fills the one readers do
+// not use and then publishes its index, so a reader always copies a complete action
+// (unless two updates land during one copy, which would take two sigaction calls by
+// the program racing with a fault). Stored as atomic words: no data race in the copy.
+constexpr size_t kActionWords = (sizeof(struct sigaction) + 7) / 8;
+
+struct ChainedAction {
+  std::atomic<uint64_t> words[2][kActionWords];
+  std::atomic<uint32_t> current{0};
+  // Set by the handler for SA_RESETHAND actions: the next fault sees SIG_DFL. A flag
+  // instead of a buffer write, because the handler may not take the writers' mutex.
+  std::atomic<bool> reset_to_default{false};
+};
+
+ChainedAction g_segv_chain;
+ChainedAction g_bus_chain;
+std::mutex g_chain_writer;  // serializes writers; never taken in a handler
+std::atomic<bool> g_installed{false};
+
+ChainedAction* ChainFor(int signo) {
+  if (signo == SIGSEGV) return &g_segv_chain;
+  if (signo == SIGBUS) return &g_bus_chain;
+  return nullptr;
+}
+
+void StoreChained(ChainedAction* chain, const struct sigaction& action) {
+  uint64_t buffer[kActionWords] = {};
+  memcpy(buffer, &action, sizeof(action));
+  const uint32_t next = 1 - chain->current.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < kActionWords; ++i)
+    chain->words[next][i].store(buffer[i], std::memory_order_relaxed);
+  chain->current.store(next, std::memory_order_release);
+  chain->reset_to_default.store(false, std::memory_order_release);
+}
+
+struct sigaction LoadChained(const ChainedAction* chain) {
+  struct sigaction action;
+  if (chain->reset_to_default.load(std::memory_order_acquire)) {
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = SIG_DFL;
+    return action;
+  }
+  uint64_t buffer[kActionWords];
+  const uint32_t index = chain->current.load(std::memory_order_acquire);
+  for (size_t i = 0; i < kActionWords; ++i)
+    buffer[i] = chain->words[index][i].load(std::memory_order_relaxed);
+  memcpy(&action, buffer, sizeof(action));
+  return action;
+}
+
+// ---- Forwarding ----------------------------------------------------------------------
+
+// A fault the kernel raised because of the faulting instruction (as opposed to kill(),
+// raise(), sigqueue(): si_code <= 0). Returning from the handler re-executes it.
+bool IsSynchronousFault(const siginfo_t* info) { return info != nullptr && info->si_code > 0; }
+
+// Terminates as the default action would: core dump with this signal.
+void DieWithDefaultAction(int signo, siginfo_t* info) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(signo, &dfl, nullptr);
+  if (IsSynchronousFault(info)) {
+    // Returning re-executes the faulting instruction, which faults again under the
+    // default action: the core shows the original registers.
+    return;
+  }
+  // Sent by a process: resend it with the same siginfo. signo is not blocked (the
+  // guard runs with SA_NODEFER), so it is delivered on return from the system call.
+  const pid_t pid = getpid();
+  const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  if (info == nullptr || syscall(SYS_rt_tgsigqueueinfo, pid, tid, signo, info) != 0)
+    syscall(SYS_tgkill, pid, tid, signo);
+}
+
+void ForwardToProgram(int signo, siginfo_t* info, void* context) {
+  ChainedAction* chain = ChainFor(signo);
+  const struct sigaction action = LoadChained(chain);
+  const bool wants_siginfo = (action.sa_flags & SA_SIGINFO) != 0;
+
+  if (!wants_siginfo && action.sa_handler == SIG_DFL) {
+    DieWithDefaultAction(signo, info);
+    return;
+  }
+  if (!wants_siginfo && action.sa_handler == SIG_IGN) {
+    // The kernel ignores a sent SIGSEGV/SIGBUS, but a fault raised by an instruction
+    // cannot be ignored: it kills the process as the default action would.
+    if (IsSynchronousFault(info)) DieWithDefaultAction(signo, info);
+    return;
+  }
+
+  // A handler: run it under the signal mask the kernel would have installed.
+  sigset_t block = action.sa_mask;
+  if ((action.sa_flags & SA_NODEFER) == 0) sigaddset(&block, signo);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &block, &previous);
+  if ((action.sa_flags & SA_RESETHAND) != 0)
+    chain->reset_to_default.store(true, std::memory_order_release);
+  if (wants_siginfo)
+    action.sa_sigaction(signo, info, context);
+  else
+    action.sa_handler(signo);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void FaultHandler(int signo, siginfo_t* info, void* context) {
+  if (t_guard.armed) {
+    // A fault inside RunGuarded on this thread: abandon the guarded function.
+    siglongjmp(t_guard.resume, 1);
+  }
+  const int saved_errno = errno;
+  ForwardToProgram(signo, info, context);
+  errno = saved_errno;
+}
+
+}  // namespace
+
+GuardOutcome RunGuarded(void (*fn)(void*), void* arg) {
+  if (t_guard.armed) return GuardOutcome::kReentered;
+  // savemask = 0: see fault_guard.h for why the mask needs no restoring.
+  if (sigsetjmp(t_guard.resume, 0) != 0) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_guard.armed = 0;
+    return GuardOutcome::kFaulted;
+  }
+  t_guard.armed = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  fn(arg);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_guard.armed = 0;
+  return GuardOutcome::kCompleted;
+}
+
+bool InsideGuard() { return t_guard.armed != 0; }
+
+namespace internal {
+
+bool InstallFaultGuard(const char** error) {
+  std::lock_guard<std::mutex> lock(g_chain_writer);
+  if (g_installed.load(std::memory_order_acquire)) return true;
+  struct sigaction guard;
+  memset(&guard, 0, sizeof(guard));
+  guard.sa_sigaction = FaultHandler;
+  sigemptyset(&guard.sa_mask);
+  // SA_ONSTACK: a stack overflow can only be handled on an alternate stack, and a
+  // program that set one up for its own SIGSEGV handler relies on it.
+  // SA_NODEFER (with the empty mask): the mask at a fault equals the mask at the jump
+  // target, so RunGuarded's sigsetjmp need not save it.
+  guard.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+  for (int signo : {SIGSEGV, SIGBUS}) {
+    struct sigaction previous;
+    if (sigaction(signo, nullptr, &previous) != 0) {
+      *error = "cannot read the current SIGSEGV/SIGBUS action (sigaction failed)";
+      return false;
+    }
+    StoreChained(ChainFor(signo), previous);
+  }
+  for (int signo : {SIGSEGV, SIGBUS}) {
+    if (sigaction(signo, &guard, nullptr) != 0) {
+      *error = "cannot install the unwinder's SIGSEGV/SIGBUS fault guard (sigaction failed)";
+      return false;
+    }
+  }
+  g_installed.store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace internal
+
+void SetChainedFaultHandler(int signo, const struct sigaction* handler) {
+  ChainedAction* chain = ChainFor(signo);
+  if (chain == nullptr || handler == nullptr) return;
+  std::lock_guard<std::mutex> lock(g_chain_writer);
+  StoreChained(chain, *handler);
+}
+
+bool GetChainedFaultHandler(int signo, struct sigaction* handler) {
+  ChainedAction* chain = ChainFor(signo);
+  if (chain == nullptr || handler == nullptr || !g_installed.load(std::memory_order_acquire))
+    return false;
+  *handler = LoadChained(chain);
+  return true;
+}
+
+bool IsFaultGuardSignal(int signo) {
+  return (signo == SIGSEGV || signo == SIGBUS) && g_installed.load(std::memory_order_acquire);
+}
+
+}  // namespace cilkprof::unwinder

@@ -1,0 +1,147 @@
+// Unwind(): a loop over one physical cursor, under the fault guard.
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <atomic>
+
+#include "cilkprof/unwinder/cursor.h"
+#include "cilkprof/unwinder/fault_guard.h"
+#include "cilkprof/unwinder/unwinder.h"
+#include "internal.h"
+
+namespace cilkprof::unwinder {
+namespace {
+
+// What a guarded walk leaves behind. It lives in Unwind()'s frame, outside the guarded
+// function, so that it survives the jump back from a fault.
+struct WalkState {
+  const ucontext_t* context;
+  Frame* frames;
+  uint32_t max_frames;
+  volatile uint32_t depth;
+  volatile bool partial;
+  volatile bool truncated;
+};
+
+void Record(WalkState* state, uintptr_t pc) {
+  const uint32_t depth = state->depth;
+  state->frames[depth].pc = pc;
+  state->frames[depth].edge = Edge::kCall;
+  // The frame must be in memory before depth counts it, and both before the next
+  // (possibly faulting) read of the stack.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  state->depth = depth + 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+// Records the cursor's frame and its callers until the end, a bad frame or max_frames.
+template <class Cursor>
+void Continue(Cursor& cursor, WalkState* state) {
+  for (;;) {
+    Record(state, RecordedPc(cursor));
+    const StepResult result = cursor.Step();
+    if (result == StepResult::kEnd) return;
+    if (result == StepResult::kBadFrame) {
+      state->partial = true;
+      return;
+    }
+    if (state->depth == state->max_frames) {  // there is a caller but no room for it
+      state->truncated = true;
+      return;
+    }
+  }
+}
+
+void GuardedDwarfWalk(void* arg) {
+  auto* state = static_cast<WalkState*>(arg);
+  DwarfCursor cursor;
+  if (!cursor.InitFromContext(state->context)) {
+    state->partial = true;
+    return;
+  }
+  Continue(cursor, state);
+}
+
+struct FramePointerWalk {
+  FramePointerCursor cursor;
+  WalkState* state;
+};
+
+void GuardedLeafProbe(void* arg) { static_cast<FramePointerWalk*>(arg)->cursor.ProbeFramelessLeaf(); }
+
+void GuardedFramePointerWalk(void* arg) {
+  auto* walk = static_cast<FramePointerWalk*>(arg);
+  Continue(walk->cursor, walk->state);
+}
+
+GuardOutcome WalkFramePointers(WalkState* state) {
+  FramePointerWalk walk;
+  walk.state = state;
+  // Reads only the ucontext itself, which the kernel wrote: cannot fault.
+  if (!walk.cursor.InitFromContext(state->context)) {
+    state->partial = true;
+    return GuardOutcome::kCompleted;
+  }
+  // Separately guarded: a fault while probing [sp] only means "no frameless leaf".
+  const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
+  if (probe == GuardOutcome::kReentered) return probe;
+  return RunGuarded(GuardedFramePointerWalk, &walk);
+}
+
+}  // namespace
+
+namespace {
+
+// Runs libunwind over the calling thread's own stack once, outside any signal handler,
+// so that its lazy initialization (tdep_init, the local address space, the per-thread
+// register-state cache and its memory) never happens inside one.
+__attribute__((noinline)) void WarmUpLibunwind(void*) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&context) != 0) return;
+  if (unw_init_local(&cursor, &context) < 0) return;
+  for (int i = 0; i < 64 && unw_step(&cursor) > 0; ++i) {
+  }
+}
+
+}  // namespace
+
+bool Initialize(const char** error) {
+  static const char* no_error = nullptr;
+  if (error == nullptr) error = &no_error;
+  // Per-thread caching: the global cache takes a mutex (with signals blocked) that a
+  // handler could find held by the very thread it interrupted; the per-thread cache
+  // lives in libunwind's initial-exec TLS and takes no lock.
+  if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) != 0) {
+    *error = "libunwind refused the per-thread caching policy (unw_set_caching_policy failed)";
+    return false;
+  }
+  if (!internal::InstallFaultGuard(error)) return false;
+  RunGuarded(WarmUpLibunwind, nullptr);
+  return true;
+}
+
+void PrepareThread() {
+  internal::RecordThreadStack();
+  // A sample arriving during the warm-up finds the guard armed and is dropped as
+  // re-entrant, so it never runs libunwind concurrently with it on this thread.
+  RunGuarded(WarmUpLibunwind, nullptr);
+}
+
+UnwindResult Unwind(Mode mode, const ucontext_t* context, Frame* frames, uint32_t max_frames) {
+  UnwindResult result;
+  if (context == nullptr || frames == nullptr || max_frames == 0) {
+    result.partial = context == nullptr;
+    result.truncated = context != nullptr;
+    return result;
+  }
+  WalkState state{context, frames, max_frames, 0, false, false};
+  const GuardOutcome outcome = mode == Mode::kFramePointer ? WalkFramePointers(&state)
+                                                           : RunGuarded(GuardedDwarfWalk, &state);
+  result.depth = state.depth;
+  result.partial = state.partial || outcome != GuardOutcome::kCompleted;
+  result.truncated = state.truncated;
+  return result;
+}
+
+}  // namespace cilkprof::unwinder
