@@ -116,10 +116,12 @@ std::string SymbolTableName(Dwfl_Module* module, Dwarf_Addr address) {
 
 }  // namespace
 
-std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module, Dwarf_Addr address) {
+std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module,
+                                                      CompileUnitIndex& compile_units,
+                                                      Dwarf_Addr address) {
   std::vector<profile::SourceFrame> frames;
   Dwarf_Addr dwarf_bias = 0;
-  Dwarf_Die* cudie = dwfl_module_addrdie(module, address, &dwarf_bias);
+  Dwarf_Die* cudie = compile_units.Find(address, &dwarf_bias);
   const Dwarf_Addr pc = address - dwarf_bias;
 
   std::vector<Dwarf_Die> chain;

@@ -6,6 +6,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "cilkprof/profile.pb.h"
+#include "compile_unit_index.h"
 
 namespace cilkprof::aggregator::symbolizer_internal {
 
@@ -18,6 +19,9 @@ namespace cilkprof::aggregator::symbolizer_internal {
 //  - without DWARF for the address: one frame named by the ELF symbol table (line 0);
 //  - empty when neither knows the address (the caller reports "??").
 // File paths are absolute when the DWARF gives enough to make them so.
-std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module, Dwarf_Addr address);
+// `compile_units` indexes `module`.
+std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module,
+                                                      CompileUnitIndex& compile_units,
+                                                      Dwarf_Addr address);
 
 }  // namespace cilkprof::aggregator::symbolizer_internal

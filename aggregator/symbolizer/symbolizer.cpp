@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "compile_unit_index.h"
 #include "module_session.h"
 #include "source_frames.h"
 
@@ -42,6 +43,7 @@ struct Symbolizer::Impl {
   // did not match) and every offset resolved in it so far.
   struct Module {
     std::unique_ptr<ModuleSession> session;
+    std::unique_ptr<symbolizer_internal::CompileUnitIndex> compile_units;
     std::unordered_map<uint64_t, std::vector<profile::SourceFrame>> frames;
   };
 
@@ -55,6 +57,8 @@ struct Symbolizer::Impl {
       Result<std::unique_ptr<ModuleSession>> opened = ModuleSession::Open(path, build_id);
       if (opened.ok()) {
         it->second.session = std::move(opened).value();
+        it->second.compile_units = std::make_unique<symbolizer_internal::CompileUnitIndex>(
+            it->second.session->module());
       } else {
         warnings.push_back(opened.status().message());
       }
@@ -62,11 +66,11 @@ struct Symbolizer::Impl {
     return it->second;
   }
 
-  std::vector<profile::SourceFrame> Resolve(const Module& module, const std::string& path,
+  std::vector<profile::SourceFrame> Resolve(Module& module, const std::string& path,
                                             uint64_t offset) {
     if (module.session == nullptr) return {NamedFrame(OffsetName(path, offset))};
     std::vector<profile::SourceFrame> frames = symbolizer_internal::ResolveSourceFrames(
-        module.session->module(), offset + module.session->bias());
+        module.session->module(), *module.compile_units, offset + module.session->bias());
     if (frames.empty()) frames.push_back(NamedFrame("??"));
     return frames;
   }
