@@ -1,0 +1,349 @@
+// The agent's life: start-up in the library constructor, thread registration, the
+// final flush at exit, fork, exec and dlclose.
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <new>
+
+#include "agent_state.h"
+#include "log.h"
+#include "real_functions.h"
+
+namespace cilkprof::agent {
+
+AgentState* g_state = nullptr;
+int g_sampling = 0;
+unwinder::Mode g_handler_mode = unwinder::Mode::kDwarf;
+clockid_t g_handler_clock = CLOCK_THREAD_CPUTIME_ID;
+__thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread int tls_in_agent __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+constexpr int kExitDrainMs = 5000;
+
+// The state is never destroyed: threads may still run (and exit) after exit() began.
+alignas(AgentState) unsigned char g_state_storage[sizeof(AgentState)];
+
+pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+void LockAll() {
+  pthread_mutex_lock(&g_state->flush_mu);
+  pthread_mutex_lock(&g_state->signal_mu);
+  pthread_mutex_lock(&g_state->registry_mu);
+}
+void UnlockAll() {
+  pthread_mutex_unlock(&g_state->registry_mu);
+  pthread_mutex_unlock(&g_state->signal_mu);
+  pthread_mutex_unlock(&g_state->flush_mu);
+}
+
+void DisarmAllThreads() {
+  pthread_mutex_lock(&g_state->registry_mu);
+  for (ThreadRecord* t = g_state->threads; t != nullptr; t = t->next) DisarmThread(t);
+  pthread_mutex_unlock(&g_state->registry_mu);
+}
+
+bool ArmAllLiveThreads() {
+  bool ok = true;
+  pthread_mutex_lock(&g_state->registry_mu);
+  for (ThreadRecord* t = g_state->threads; t != nullptr; t = t->next) {
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) continue;
+    std::string error;
+    ok = ArmThread(t, g_state->sampler, &error) && ok;
+  }
+  pthread_mutex_unlock(&g_state->registry_mu);
+  return ok;
+}
+
+// Stops sampling, sends what is left and a Goodbye, waits a bounded time for the
+// aggregator, closes. Returns false when there was nothing to do.
+bool FinishConnection(const char* reason) {
+  if (!AgentActive()) return false;
+  __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
+  StopFlusher();
+  DisarmAllThreads();
+  DrainPendingSamples();
+  pthread_mutex_lock(&g_state->flush_mu);
+  FlushLocked();
+  GoodbyeMsg goodbye;
+  goodbye.end_unix_ns = UnixNowNs();
+  goodbye.reason = reason;
+  g_state->transport.Enqueue(EncodeGoodbyeFrame(goodbye));
+  g_state->transport.Drain(kExitDrainMs);
+  g_state->transport.Close();
+  g_state->shut_down = true;
+  pthread_mutex_unlock(&g_state->flush_mu);
+  return true;
+}
+
+void AtExit() {
+  if (g_state == nullptr) return;
+  if (getpid() != g_state->pid) {
+    // A child made without fork handlers (vfork, _Fork, clone): the connection is
+    // the parent's. Leave it alone.
+    return;
+  }
+  FinishConnection("exit");
+}
+
+void OnThreadKeyDestroyed(void* record) {
+  // Backstop for threads that end without returning or calling pthread_exit
+  // (cancellation): the key destructor still runs on the exiting thread.
+  if (record != nullptr && tls_thread == record) UnregisterCurrentThread();
+}
+
+void PrepareFork() {
+  if (g_state != nullptr) LockAll();
+}
+void ParentAfterFork() {
+  if (g_state != nullptr) UnlockAll();
+}
+
+void FreeRecord(ThreadRecord* t) {
+  t->cct.Destroy();
+  delete t;
+}
+
+// The fork child: only the forking thread exists. Its inherited CCT data belongs to
+// the parent's profile, so it is dropped, never sent twice.
+void ChildAfterFork() {
+  if (g_state == nullptr) return;
+  AgentState& s = *g_state;
+  pthread_mutex_init(&s.flush_mu, nullptr);
+  pthread_mutex_init(&s.signal_mu, nullptr);
+  pthread_mutex_init(&s.registry_mu, nullptr);
+  const bool was_active = !s.shut_down && s.pid == getppid();
+  s.flusher_running = false;
+  if (s.wake_fd >= 0) close(s.wake_fd);
+  s.wake_fd = -1;
+  s.transport.Abandon();
+
+  ThreadRecord* self = tls_thread;
+  if (self != nullptr) self->in_handler = 1;
+  for (ThreadRecord* t = s.threads; t != nullptr;) {
+    ThreadRecord* next = t->next;
+    ForgetInheritedSource(t);
+    if (t != self) FreeRecord(t);
+    t = next;
+  }
+  s.threads = nullptr;
+  if (self != nullptr) {
+    tls_thread = nullptr;
+    pthread_setspecific(s.exit_key, nullptr);
+    FreeRecord(self);
+  }
+  s.pid = getpid();
+
+  if (!was_active || !s.config.follow_fork) {
+    __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
+    s.shut_down = true;
+    if (was_active) RestoreProgramDisposition();
+    return;
+  }
+  s.start_unix_ns = UnixNowNs();
+  s.hello_sent = false;
+  s.transport.Configure(s.config.socket, s.config.spill_dir, s.pid);
+  s.modules.ResendAll();
+  __atomic_store_n(&s.next_thread_index, 0u, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
+  RegisterCurrentThread(TakeThreadIndex());
+  s.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  StartFlusher();
+}
+
+void Start() {
+  real::ResolveAll();
+  FindAgentText();
+  std::vector<std::string> errors;
+  Config config = ParseConfig([](const char* name) { return getenv(name); }, &errors);
+  SetQuiet(config.quiet);
+  for (const std::string& e : errors) LogLine(e);
+  if (config.socket.empty()) {
+    LogInfo("agent inactive: CILKPROF_SOCKET is not set, so there is no aggregator to send "
+            "samples to (run the program with `cilkprof run -- PROGRAM`)");
+    return;
+  }
+
+  AgentState* s = new (g_state_storage) AgentState();
+  s->shut_down = true;  // AgentActive() stays false until start-up has succeeded
+  g_state = s;
+  s->config = config;
+  s->pid = getpid();
+  s->start_unix_ns = UnixNowNs();
+  s->transport.Configure(config.socket, config.spill_dir, s->pid);
+  for (int signo : {SIGSEGV, SIGBUS}) {
+    s->program_view_valid[signo] =
+        real::sigaction()(signo, nullptr, &s->program_view[signo]) == 0;
+  }
+
+  const char* unwinder_error = "unknown error";
+  tls_in_agent++;
+  const bool unwinder_ok = unwinder::Initialize(&unwinder_error);
+  tls_in_agent--;
+  if (!unwinder_ok) {
+    LogLine(std::string("agent inactive: the stack unwinder could not start: ") + unwinder_error);
+    return;
+  }
+
+  s->sampler.clock = config.clock;
+  s->sampler.period_ns = config.period_ns;
+  g_handler_mode = config.unwind == UnwindKind::kDwarf ? unwinder::Mode::kDwarf
+                                                         : unwinder::Mode::kFramePointer;
+  g_handler_clock = config.clock == ClockKind::kCpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+
+  if (config.clock == ClockKind::kCpu) {
+    std::string why;
+    if (config.sample_source == SampleSourceChoice::kTimer) {
+      s->sampler.use_perf = false;
+    } else if (!PerfEventsAvailable(&why)) {
+      s->sampler.use_perf = false;
+      const std::string warning =
+          why + "; sampling with timer_create(CLOCK_THREAD_CPUTIME_ID) instead (lower "
+                "precision; allow perf events with sysctl kernel.perf_event_paranoid=2 or lower)";
+      s->warnings.push_back(warning);
+      LogLine(warning);
+    }
+  } else {
+    s->sampler.use_perf = false;
+  }
+
+  std::string warning;
+  const int signo = ChooseInitialSignal(config.signal, &warning);
+  if (!warning.empty()) {
+    s->warnings.push_back(warning);
+    LogLine(warning);
+  }
+  std::string error;
+  if (signo == 0 || !InstallSampleHandler(signo, &error)) {
+    LogLine("agent inactive: " + (signo == 0 ? warning : error));
+    return;
+  }
+  s->sampler.signo = signo;
+
+  if (pthread_key_create(&s->exit_key, OnThreadKeyDestroyed) != 0) {
+    LogLine("agent inactive: pthread_key_create failed");
+    return;
+  }
+  s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
+  atexit(AtExit);
+
+  s->shut_down = false;
+  __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
+  RegisterCurrentThread(TakeThreadIndex());
+  StartFlusher();
+}
+
+__attribute__((constructor)) void AgentConstructor() { Start(); }
+// Backstop when atexit handlers did not run to the end (a destructor is all we get).
+__attribute__((destructor)) void AgentDestructor() { AtExit(); }
+
+}  // namespace
+
+bool AgentActive() {
+  return g_state != nullptr && !g_state->shut_down && getpid() == g_state->pid;
+}
+
+uint32_t TakeThreadIndex() {
+  if (g_state == nullptr) return 0;
+  return __atomic_fetch_add(&g_state->next_thread_index, 1u, __ATOMIC_RELAXED);
+}
+
+void RegisterCurrentThread(uint32_t thread_index) {
+  if (!AgentActive() || tls_thread != nullptr) return;
+  auto* t = new (std::nothrow) ThreadRecord();
+  if (t == nullptr) return;
+  t->in_handler = 1;  // no sample may use the record before it is complete
+  t->tid = CurrentTid();
+  t->thread_index = thread_index;
+  pthread_getcpuclockid(pthread_self(), &t->cpu_clock);
+  CctOptions options;
+  options.max_nodes = g_state->config.max_nodes;
+  if (!t->cct.Init(options)) {
+    LogLine("cannot map memory for the calling-context tree of thread " + std::to_string(t->tid) +
+            ": " + ErrnoText(errno) + "; this thread is not profiled");
+    delete t;
+    return;
+  }
+  tls_in_agent++;
+  unwinder::PrepareThread();
+  tls_in_agent--;
+  t->last_clock_ns = ReadThreadClock();
+  tls_thread = t;
+  pthread_setspecific(g_state->exit_key, t);
+
+  pthread_mutex_lock(&g_state->registry_mu);
+  t->next = g_state->threads;
+  g_state->threads = t;
+  std::string error;
+  const bool armed = __atomic_load_n(&g_sampling, __ATOMIC_ACQUIRE) == 0 ||
+                     ArmThread(t, g_state->sampler, &error);
+  pthread_mutex_unlock(&g_state->registry_mu);
+  if (!armed) LogLine("thread " + std::to_string(t->tid) + " is not sampled: " + error);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->in_handler = 0;
+}
+
+void UnregisterCurrentThread() {
+  ThreadRecord* t = tls_thread;
+  if (t == nullptr || g_state == nullptr) return;
+  t->in_handler = 1;
+  tls_thread = nullptr;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  pthread_setspecific(g_state->exit_key, nullptr);
+  prctl(PR_GET_NAME, t->exit_name, 0, 0, 0);
+  pthread_mutex_lock(&g_state->registry_mu);
+  DisarmThread(t);
+  __atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_state->registry_mu);
+}
+
+bool PrepareForExec() {
+  if (!AgentActive()) return false;
+  return FinishConnection("exec");
+}
+
+void ResumeAfterFailedExec() {
+  AgentState& s = *g_state;
+  pthread_mutex_lock(&s.flush_mu);
+  // The old connection said Goodbye; a new one starts with a new Hello and all nodes.
+  s.shut_down = false;
+  s.hello_sent = false;
+  s.transport.Abandon();
+  s.transport.Configure(s.config.socket, s.config.spill_dir, s.pid);
+  s.modules.ResendAll();
+  pthread_mutex_lock(&s.registry_mu);
+  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
+    t->builder.ResendNodes();
+    t->announced = false;
+    t->sent_name.clear();
+  }
+  pthread_mutex_unlock(&s.registry_mu);
+  pthread_mutex_unlock(&s.flush_mu);
+  __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
+  ArmAllLiveThreads();
+  StartFlusher();
+}
+
+void FlushForDlclose() {
+  if (!AgentActive()) return;
+  pthread_mutex_lock(&g_state->flush_mu);
+  FlushLocked();
+  pthread_mutex_unlock(&g_state->flush_mu);
+}
+
+void AfterDlclose() {
+  if (!AgentActive()) return;
+  pthread_mutex_lock(&g_state->flush_mu);
+  g_state->modules.RefreshIfChanged();
+  pthread_mutex_unlock(&g_state->flush_mu);
+}
+
+void FreeExitedRecord(ThreadRecord* t) { FreeRecord(t); }
+
+}  // namespace cilkprof::agent

@@ -1,0 +1,103 @@
+// The agent's process-wide state, shared by its parts (lifecycle, flusher, signals,
+// interposers). Internal to libcilkprof_agent.so.
+//
+// Locks, always taken in this order, never from a signal handler:
+//   flush_mu     the flusher's work: transport, module table, thread deltas, warnings
+//   signal_mu    which signal the agent samples with; the program's view of the
+//                signals the agent owns (sigaction interposition)
+//   registry_mu  the list of thread records; arming and disarming sample sources
+// The signal handler reads only: tls_thread, g_sampling, g_handler_mode, g_handler_clock.
+#pragma once
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "module_table.h"
+#include "sample_source.h"
+#include "thread_record.h"
+#include "transport.h"
+
+namespace cilkprof::agent {
+
+struct AgentState {
+  Config config;
+  SamplerSettings sampler;
+  pid_t pid = 0;
+  uint64_t start_unix_ns = 0;
+
+  pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
+  Transport transport;
+  ModuleTable modules;
+  std::vector<std::string> warnings;  // for Hello.warnings
+  bool hello_sent = false;
+  bool shut_down = false;
+
+  pthread_t flusher{};
+  bool flusher_running = false;
+  int wake_fd = -1;
+  bool stop_flusher = false;  // atomic accesses
+
+  pthread_mutex_t signal_mu = PTHREAD_MUTEX_INITIALIZER;
+  struct sigaction program_view[_NSIG];  // what the program believes is installed
+  bool program_view_valid[_NSIG] = {};
+
+  pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+  ThreadRecord* threads = nullptr;
+  uint32_t next_thread_index = 0;  // atomic accesses
+  pthread_key_t exit_key{};
+};
+
+// Null while the agent is inactive (no CILKPROF_SOCKET, or it failed to start).
+extern AgentState* g_state;
+// 1 while samples are recorded; the handler ignores signals otherwise.
+extern int g_sampling;
+extern unwinder::Mode g_handler_mode;
+extern clockid_t g_handler_clock;
+extern __thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec")));
+// Nonzero while the agent itself calls code that may reach an interposed function
+// (the unwinder installing its fault guard): those calls go straight to libc.
+extern __thread int tls_in_agent __attribute__((tls_model("initial-exec")));
+
+// True when the agent runs in this process (not after fork with FOLLOW_FORK=0, not in
+// a vfork child, not after shutdown).
+bool AgentActive();
+
+// Lifecycle (agent.cc).
+void RegisterCurrentThread(uint32_t thread_index);
+void UnregisterCurrentThread();
+uint32_t TakeThreadIndex();
+bool PrepareForExec();
+void ResumeAfterFailedExec();
+void FlushForDlclose();
+void AfterDlclose();
+void FreeExitedRecord(ThreadRecord* record);  // flusher, after its last delta
+
+// Flusher (flusher.cc).
+void StartFlusher();
+void StopFlusher();
+void FlushLocked();  // flush_mu held
+uint64_t UnixNowNs();
+
+// Signals (signals.cc).
+extern "C" void CilkprofSampleHandler(int signo, siginfo_t* info, void* context);
+bool InstallSampleHandler(int signo, std::string* error);
+int ChooseInitialSignal(int requested, std::string* warning);
+void RestoreProgramDisposition();
+// `caller`: the return address of the exported function, so that the agent's own
+// calls (the unwinder's) are told apart from the program's.
+int InterposedSigaction(int signo, const struct sigaction* act, struct sigaction* old,
+                        const void* caller);
+bool AgentOwnsSignal(int signo, const void* caller);
+void FindAgentText();  // once, at start-up
+bool CalledFromAgent(const void* caller);
+void DrainPendingSamples();
+uint64_t ReadThreadClock();
+
+}  // namespace cilkprof::agent

@@ -1,0 +1,134 @@
+// The per-thread calling-context tree (CCT) the signal handler writes into.
+//
+// Signal-safety contract:
+//   * Init() and Destroy() are NOT async-signal-safe; they run on ordinary threads.
+//   * FindOrInsertChild(), AddMetric() and RecordSample() ARE async-signal-safe when
+//     called by the owner thread (the thread whose samples the tree holds) and by
+//     nobody else: they never call malloc or take a lock. They may call mmap (to map
+//     a new arena chunk or a larger hash index) and munmap, both plain system calls.
+//   * Exactly one writer: the owner thread (its signal handler, or its own code with
+//     the handler kept out). Any other thread (the flusher) may read concurrently:
+//     published_count() with acquire, then the nodes below it and the metric columns
+//     of those nodes. Node creation is published with a release store of the count,
+//     after the node's fields are written; metric values are written with relaxed
+//     atomic stores (the owner is the only writer, so no read-modify-write is needed).
+//
+// Memory is bounded by the number of distinct contexts, never by the number of
+// samples: a sample on an existing path touches no new memory. Nodes live in mmap'd
+// chunks of kChunkNodes; the tree holds at most max_nodes nodes (node 0 is the root).
+// When it is full, a sample that needs a new node is dropped and counted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cilkprof/unwinder/unwinder.h"
+
+namespace cilkprof::agent {
+
+// Metric columns, in the order of Hello.metrics. To add a metric: add it here, to
+// kMetricDescriptors (metrics.cc), and write it in the handler.
+enum MetricId : uint32_t { kMetricSamples = 0, kMetricWork = 1, kMetricCount = 2 };
+
+inline constexpr uint32_t kNoNode = 0xffffffffu;
+inline constexpr uint32_t kRootNode = 0;
+inline constexpr uint32_t kChunkNodes = 4096;
+
+enum class NodeKind : uint8_t { kPc = 0, kPartialUnwind = 1 };
+
+// One CCT node. Metrics are not in it: they live in columnar arrays indexed by node id
+// so that adding a metric never changes this layout.
+struct CctNode {
+  uintptr_t pc;        // raw runtime pc (0 for the partial-unwind marker)
+  uint32_t parent;     // node id
+  uint32_t hash_next;  // next node id in the same hash bucket, 0 = end of chain
+  NodeKind kind;
+  uint8_t edge;        // unwinder::Edge: how this node was entered from its parent
+};
+static_assert(sizeof(CctNode) <= 48, "a CCT node must stay within 48 bytes (issue 2)");
+static_assert(sizeof(CctNode) == 24, "docs/AGENT.md states the node size; update it");
+
+// Per-thread event counters. Same single-writer rule as the metric columns.
+struct SampleCounters {
+  uint64_t samples = 0;            // samples recorded in the tree
+  uint64_t partial_unwinds = 0;    // of those, kept under the partial-unwind marker
+  uint64_t dropped_reentrant = 0;  // arrived while the handler was already running
+  uint64_t dropped_no_memory = 0;  // the tree was full
+  uint64_t cpu_ns = 0;             // sum of the recorded samples' weights
+};
+
+// Relaxed single-writer counter helpers (readers on other threads never see a torn value).
+inline void CounterAdd(uint64_t* counter, uint64_t value) {
+  __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + value, __ATOMIC_RELAXED);
+}
+inline uint64_t CounterRead(const uint64_t* counter) {
+  return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+struct CctOptions {
+  uint32_t max_nodes = 1u << 20;   // including the root
+  uint32_t initial_buckets = 4096; // power of two
+  bool grow_index = true;          // tests turn this off to force collisions
+};
+
+class ThreadCct {
+ public:
+  ThreadCct() = default;
+  ThreadCct(const ThreadCct&) = delete;
+  ThreadCct& operator=(const ThreadCct&) = delete;
+  ~ThreadCct() { Destroy(); }
+
+  // Maps the chunk table, the first chunk and the hash index. False if mmap fails.
+  bool Init(const CctOptions& options);
+  void Destroy();
+
+  // Returns the child of `parent` with this key, creating it if needed; kNoNode when
+  // the tree is full (or a chunk cannot be mapped). Owner only, signal-safe.
+  uint32_t FindOrInsertChild(uint32_t parent, uintptr_t pc, NodeKind kind, uint8_t edge);
+  // Owner only, signal-safe.
+  void AddMetric(uint32_t node, MetricId metric, uint64_t value) {
+    CounterAdd(MetricSlot(node, metric), value);
+  }
+
+  // Any thread. Nodes [0, published_count()) are readable.
+  uint32_t published_count() const { return __atomic_load_n(&count_, __ATOMIC_ACQUIRE); }
+  const CctNode& node(uint32_t id) const { return Nodes(id / kChunkNodes)[id % kChunkNodes]; }
+  uint64_t metric(uint32_t id, MetricId metric) const {
+    return CounterRead(const_cast<ThreadCct*>(this)->MetricSlot(id, metric));
+  }
+  uint32_t max_nodes() const { return max_nodes_; }
+  size_t mapped_bytes() const { return mapped_bytes_; }
+
+  static constexpr size_t kChunkBytes =
+      kChunkNodes * (sizeof(CctNode) + kMetricCount * sizeof(uint64_t));
+
+ private:
+  CctNode* Nodes(uint32_t chunk) const { return static_cast<CctNode*>(chunks_[chunk]); }
+  uint64_t* MetricSlot(uint32_t id, MetricId metric) {
+    char* base = static_cast<char*>(chunks_[id / kChunkNodes]);
+    uint64_t* column = reinterpret_cast<uint64_t*>(base + kChunkNodes * sizeof(CctNode)) +
+                       size_t{metric} * kChunkNodes;
+    return column + id % kChunkNodes;
+  }
+  uint32_t Bucket(uint32_t parent, uintptr_t pc, NodeKind kind, uint8_t edge) const;
+  void MaybeGrowIndex();
+
+  void** chunks_ = nullptr;  // chunk table, chunk_slots_ entries
+  uint32_t chunk_slots_ = 0;
+  uint32_t* buckets_ = nullptr;
+  uint32_t bucket_bits_ = 0;
+  uint32_t count_ = 0;  // nodes in use, published with release
+  uint32_t max_nodes_ = 0;
+  bool grow_index_ = true;
+  size_t mapped_bytes_ = 0;
+};
+
+// Inserts one sample: the path of `frames` (innermost first, as Unwind returns them)
+// from the root, under the partial-unwind marker when `partial` (or when no frame was
+// found), then adds samples += 1 and work += weight_ns at the leaf and updates the
+// counters. Returns false (and counts dropped_no_memory) when the tree is full.
+// Owner only, async-signal-safe.
+bool RecordSample(ThreadCct* cct, SampleCounters* counters, const unwinder::Frame* frames,
+                  uint32_t depth, bool partial, uint64_t weight_ns);
+
+}  // namespace cilkprof::agent

@@ -1,0 +1,44 @@
+// The agent's configuration, read once from the environment at start-up.
+//
+// `cilkprof run` sets these variables; docs/AGENT.md lists them. Parsing never fails:
+// a bad value produces one message in `errors` (the caller prints it, prefixed
+// "cilkprof: ") and the default is used instead, so a typo never stops the program.
+// Not signal-safe (allocates); called from the library constructor only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cilkprof::agent {
+
+enum class ClockKind : uint8_t { kCpu, kWall };
+enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
+// Which CPU-clock sample source to use. kAuto tries perf_event and falls back to
+// timer_create; the other two force one (kTimer makes the fallback testable).
+enum class SampleSourceChoice : uint8_t { kAuto, kPerfEvent, kTimer };
+
+struct Config {
+  std::string socket;  // empty: the agent is inactive
+  ClockKind clock = ClockKind::kCpu;
+  uint64_t period_ns = 1000000;
+  UnwindKind unwind = UnwindKind::kDwarf;
+  int signal = 0;  // 0: SIGPROF
+  bool follow_fork = true;
+  uint32_t flush_ms = 1000;
+  uint32_t max_nodes = 1u << 20;  // per thread
+  std::string spill_dir;           // never empty after parsing
+  bool quiet = false;
+  SampleSourceChoice sample_source = SampleSourceChoice::kAuto;
+};
+
+// Returns the value of an environment variable or nullptr (getenv in production).
+using EnvLookup = std::function<const char*(const char* name)>;
+
+Config ParseConfig(const EnvLookup& env, std::vector<std::string>* errors);
+
+const char* ClockName(ClockKind clock);    // "cpu" / "wall"
+const char* UnwindName(UnwindKind unwind);  // "dwarf" / "fp"
+
+}  // namespace cilkprof::agent

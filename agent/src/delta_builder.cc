@@ -1,0 +1,72 @@
+#include "delta_builder.h"
+
+namespace cilkprof::agent {
+namespace {
+
+uint64_t TakeIncrement(const uint64_t* live, uint64_t* shadow) {
+  const uint64_t now = CounterRead(live);
+  const uint64_t increment = now - *shadow;
+  *shadow = now;
+  return increment;
+}
+
+}  // namespace
+
+void ThreadDeltaBuilder::BeginCycle() {
+  metric_cursor_ = 1;
+  counters_done_ = false;
+}
+
+bool ThreadDeltaBuilder::Build(const ThreadCct& cct, const SampleCounters& counters,
+                               PcResolver* resolver, size_t max_entries, ThreadDeltaMsg* out) {
+  const uint32_t count = cct.published_count();
+  while (nodes_sent_ < count && out->nodes.size() < max_entries) {
+    const uint32_t id = nodes_sent_++;
+    const CctNode& n = cct.node(id);
+    NewNodeMsg msg;
+    msg.id = id;
+    msg.parent = n.parent;
+    msg.edge = static_cast<WireEdge>(n.edge);
+    if (n.kind == NodeKind::kPartialUnwind) {
+      msg.kind = WireFrameKind::kPartialUnwind;
+    } else {
+      const ResolvedPc where = resolver->Resolve(n.pc);
+      msg.module_id = where.module_id;
+      msg.offset = where.offset;
+    }
+    out->nodes.push_back(msg);
+  }
+  for (auto& shadow : shadow_) {
+    if (shadow.size() < nodes_sent_) shadow.resize(nodes_sent_, 0);
+  }
+
+  // Metrics of the nodes the receiver knows (only those: a metric may not precede its node).
+  while (metric_cursor_ < nodes_sent_ && out->metrics.size() < max_entries) {
+    const uint32_t id = metric_cursor_++;
+    double values[kMetricCount];
+    bool any = false;
+    for (uint32_t m = 0; m < kMetricCount; ++m) {
+      const uint64_t now = cct.metric(id, static_cast<MetricId>(m));
+      const uint64_t increment = now - shadow_[m][id];
+      shadow_[m][id] = now;
+      values[m] = static_cast<double>(increment);
+      any = any || increment != 0;
+    }
+    if (any) out->metrics.push_back(NodeMetricsMsg{id, std::vector<double>(values, values + kMetricCount)});
+  }
+
+  if (!counters_done_) {
+    counters_done_ = true;
+    out->counters.samples = TakeIncrement(&counters.samples, &shadow_counters_.samples);
+    out->counters.partial_unwinds =
+        TakeIncrement(&counters.partial_unwinds, &shadow_counters_.partial_unwinds);
+    out->counters.dropped_reentrant =
+        TakeIncrement(&counters.dropped_reentrant, &shadow_counters_.dropped_reentrant);
+    out->counters.dropped_no_memory =
+        TakeIncrement(&counters.dropped_no_memory, &shadow_counters_.dropped_no_memory);
+    out->counters.cpu_ns = TakeIncrement(&counters.cpu_ns, &shadow_counters_.cpu_ns);
+  }
+  return nodes_sent_ == count && metric_cursor_ >= nodes_sent_;
+}
+
+}  // namespace cilkprof::agent

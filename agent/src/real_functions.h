@@ -1,0 +1,43 @@
+// The libc/libpthread/libdl functions the agent interposes, as found with
+// dlsym(RTLD_NEXT). The agent's own code calls these, never the interposed names, so
+// its own threads, timers and handlers are never mistaken for the program's.
+#pragma once
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+
+namespace cilkprof::agent::real {
+
+using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+using PthreadExitFn = void (*)(void*);
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+using SignalFn = sighandler_t (*)(int, sighandler_t);
+using ForkFn = pid_t (*)();
+using ExecveFn = int (*)(const char*, char* const[], char* const[]);
+using ExecvFn = int (*)(const char*, char* const[]);
+using FexecveFn = int (*)(int, char* const[], char* const[]);
+using DlopenFn = void* (*)(const char*, int);
+using DlcloseFn = int (*)(void*);
+
+// Each resolves lazily on first use; never null (aborts with a message otherwise,
+// since the process could not run its own call either).
+PthreadCreateFn pthread_create();
+PthreadExitFn pthread_exit();
+SigactionFn sigaction();
+SignalFn signal();
+SignalFn sysv_signal();
+SignalFn bsd_signal();
+ExecveFn execve();
+ExecvFn execv();
+ExecvFn execvp();
+ExecveFn execvpe();
+FexecveFn fexecve();
+DlopenFn dlopen();
+DlcloseFn dlclose();
+
+// Resolves all of them now (from the constructor, before other threads exist).
+void ResolveAll();
+
+}  // namespace cilkprof::agent::real

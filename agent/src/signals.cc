@@ -1,0 +1,236 @@
+// The sampling signal: the handler, choosing and installing the signal, and keeping
+// it when the program installs a handler of its own for it.
+#include <link.h>
+#include <signal.h>
+#include <string.h>
+
+#include <cerrno>
+#include <string>
+
+#include "agent_state.h"
+#include "log.h"
+#include "real_functions.h"
+
+namespace cilkprof::agent {
+namespace {
+
+bool IsDefault(const struct sigaction& sa) {
+  return !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL;
+}
+
+// A real-time signal nobody handles, from the top (the bottom ones are the ones
+// libraries usually take). 0 if none.
+int FindFreeRealtimeSignal(int avoid) {
+  for (int signo = SIGRTMAX; signo >= SIGRTMIN; --signo) {
+    if (signo == avoid) continue;
+    struct sigaction current;
+    if (real::sigaction()(signo, nullptr, &current) == 0 && IsDefault(current)) return signo;
+  }
+  return 0;
+}
+
+std::string SignalLabel(int signo) {
+  const char* abbrev = sigabbrev_np(signo);
+  if (abbrev != nullptr) return std::to_string(signo) + " (SIG" + abbrev + ")";
+  return std::to_string(signo) + " (SIGRTMIN+" + std::to_string(signo - SIGRTMIN) + ")";
+}
+
+void Note(const std::string& text) {
+  // flush_mu is held by the caller: the warning goes into the next Hello (a fork
+  // child's, or the current one if it has not been sent yet).
+  g_state->warnings.push_back(text);
+  LogLine(text);
+}
+
+// The program claims the signal the agent samples with: move sampling to a free
+// real-time signal, then hand the old signal over. Locks: flush_mu and signal_mu held.
+int MoveSamplingSignal(int old_signo, const struct sigaction* program_act) {
+  AgentState& s = *g_state;
+  const int fresh = FindFreeRealtimeSignal(old_signo);
+  std::string error;
+  if (fresh == 0 || !InstallSampleHandler(fresh, &error)) {
+    // Keeping the signal would change the program's behaviour; stop sampling instead.
+    __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&s.registry_mu);
+    for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) DisarmThread(t);
+    pthread_mutex_unlock(&s.registry_mu);
+    Note("the program installed its own handler for signal " + SignalLabel(old_signo) +
+         ", which the agent samples with, and " +
+         (fresh == 0 ? std::string("no real-time signal is free to move to")
+                     : "installing the handler on signal " + SignalLabel(fresh) + " failed: " + error) +
+         "; sampling stopped here (the profile holds the samples taken so far). "
+         "Set CILKPROF_SIGNAL to a signal the program does not use.");
+    return real::sigaction()(old_signo, program_act, nullptr);
+  }
+  pthread_mutex_lock(&s.registry_mu);
+  __atomic_store_n(&s.sampler.signo, fresh, __ATOMIC_RELAXED);
+  bool all_moved = true;
+  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) continue;
+    all_moved = RetargetThread(t, s.sampler, &error) && all_moved;
+  }
+  pthread_mutex_unlock(&s.registry_mu);
+  Note("the program installed its own handler for signal " + SignalLabel(old_signo) +
+       "; the agent now samples with signal " + SignalLabel(fresh) +
+       (all_moved ? std::string() : " (some threads could not be moved: " + error + ")"));
+  return real::sigaction()(old_signo, program_act, nullptr);
+}
+
+uintptr_t g_agent_text_lo = 0, g_agent_text_hi = 0;
+
+int FindOwnText(struct dl_phdr_info* info, size_t, void*) {
+  const auto self = reinterpret_cast<uintptr_t>(&CilkprofSampleHandler);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+    if (self >= lo && self < hi) {
+      g_agent_text_lo = lo;
+      g_agent_text_hi = hi;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void FindAgentText() { dl_iterate_phdr(FindOwnText, nullptr); }
+
+bool CalledFromAgent(const void* caller) {
+  const auto pc = reinterpret_cast<uintptr_t>(caller);
+  return pc >= g_agent_text_lo && pc < g_agent_text_hi;
+}
+
+uint64_t ReadThreadClock() {
+  timespec ts;
+  clock_gettime(g_handler_clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Async-signal-safe: reads its own thread's record through initial-exec TLS, calls
+// clock_gettime, the unwinder's Unwind and RecordSample, nothing else.
+extern "C" void CilkprofSampleHandler(int, siginfo_t*, void* context) {
+  const int saved_errno = errno;
+  ThreadRecord* t = tls_thread;
+  if (t != nullptr && __atomic_load_n(&g_sampling, __ATOMIC_RELAXED) != 0) {
+    if (t->in_handler) {
+      CounterAdd(&t->counters.dropped_reentrant, 1);
+    } else {
+      t->in_handler = 1;
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      const uint64_t now = ReadThreadClock();
+      const uint64_t weight = now > t->last_clock_ns ? now - t->last_clock_ns : 0;
+      t->last_clock_ns = now;
+      const unwinder::UnwindResult r = unwinder::Unwind(
+          g_handler_mode, static_cast<const ucontext_t*>(context), t->frames, kMaxFrames);
+      RecordSample(&t->cct, &t->counters, t->frames, r.depth, r.partial || r.truncated, weight);
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      t->in_handler = 0;
+    }
+  }
+  errno = saved_errno;
+}
+
+bool InstallSampleHandler(int signo, std::string* error) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = CilkprofSampleHandler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;  // SA_RESTART: the program's calls resume
+  sigemptyset(&sa.sa_mask);
+  AgentState& s = *g_state;
+  struct sigaction previous;
+  if (real::sigaction()(signo, &sa, &previous) != 0) {
+    *error = "sigaction(" + SignalLabel(signo) + ") failed: " + ErrnoText(errno);
+    return false;
+  }
+  s.program_view[signo] = previous;
+  s.program_view_valid[signo] = true;
+  return true;
+}
+
+int ChooseInitialSignal(int requested, std::string* warning) {
+  const int wanted = requested != 0 ? requested : SIGPROF;
+  struct sigaction current;
+  if (real::sigaction()(wanted, nullptr, &current) == 0 && IsDefault(current)) return wanted;
+  if (requested != 0) {
+    *warning = "CILKPROF_SIGNAL=" + std::to_string(requested) +
+               " already has a handler in this process; the agent uses it anyway as asked";
+    return wanted;
+  }
+  const int fresh = FindFreeRealtimeSignal(wanted);
+  if (fresh == 0) {
+    *warning = "signal " + SignalLabel(wanted) +
+               " already has a handler and no real-time signal is free: no signal to sample with";
+    return 0;
+  }
+  *warning = "signal " + SignalLabel(wanted) + " already has a handler; sampling with signal " +
+             SignalLabel(fresh) + " instead";
+  return fresh;
+}
+
+void RestoreProgramDisposition() {
+  AgentState& s = *g_state;
+  const int signo = s.sampler.signo;
+  if (signo > 0 && s.program_view_valid[signo]) {
+    real::sigaction()(signo, &s.program_view[signo], nullptr);
+  }
+}
+
+void DrainPendingSamples() {
+  if (g_state == nullptr || g_state->sampler.signo == 0) return;
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, g_state->sampler.signo);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  const timespec zero{0, 0};
+  while (sigtimedwait(&set, nullptr, &zero) > 0) {
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+bool AgentOwnsSignal(int signo, const void* caller) {
+  if (!AgentActive() || tls_in_agent != 0 || signo <= 0 || signo >= _NSIG) return false;
+  // A call from inside the agent library itself (e.g. the unwinder's fault guard
+  // restoring SIG_DFL to die with the default action, in a signal handler) is the
+  // agent's own business and goes straight to libc.
+  if (CalledFromAgent(caller)) return false;
+  if (signo == __atomic_load_n(&g_state->sampler.signo, __ATOMIC_RELAXED)) return true;
+  return (signo == SIGSEGV || signo == SIGBUS) && unwinder::IsFaultGuardSignal(signo);
+}
+
+int InterposedSigaction(int signo, const struct sigaction* act, struct sigaction* old,
+                        const void* caller) {
+  if (!AgentOwnsSignal(signo, caller)) return real::sigaction()(signo, act, old);
+  AgentState& s = *g_state;
+  if (signo == SIGSEGV || signo == SIGBUS) {
+    // The unwinder's fault guard stays installed first and forwards other faults.
+    pthread_mutex_lock(&s.signal_mu);
+    if (old != nullptr && !unwinder::GetChainedFaultHandler(signo, old)) *old = s.program_view[signo];
+    if (act != nullptr) {
+      s.program_view[signo] = *act;
+      tls_in_agent++;
+      unwinder::SetChainedFaultHandler(signo, act);
+      tls_in_agent--;
+    }
+    pthread_mutex_unlock(&s.signal_mu);
+    return 0;
+  }
+  pthread_mutex_lock(&s.flush_mu);
+  pthread_mutex_lock(&s.signal_mu);
+  int rc = 0;
+  if (signo != s.sampler.signo) {
+    rc = real::sigaction()(signo, act, old);  // moved meanwhile by another thread
+  } else {
+    if (old != nullptr) *old = s.program_view[signo];
+    if (act != nullptr) {
+      rc = MoveSamplingSignal(signo, act);
+      if (rc == 0) s.program_view_valid[signo] = false;
+    }
+  }
+  pthread_mutex_unlock(&s.signal_mu);
+  pthread_mutex_unlock(&s.flush_mu);
+  return rc;
+}
+
+}  // namespace cilkprof::agent

@@ -1,0 +1,55 @@
+// One profiled thread: its sample source, its CCT and counters, and what the flusher
+// has sent of them.
+//
+// Ownership: created by the thread itself (RegisterCurrentThread), written by that
+// thread's signal handler only; the flusher reads the CCT and counters concurrently
+// (see cct.h) and owns `builder` and `sent_name`. After the thread unregisters
+// (`exited` set with a release store) nothing writes it any more; the flusher sends its
+// last delta and then frees it. Records of live threads are never freed.
+#pragma once
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <cstdint>
+#include <string>
+
+#include "cct.h"
+#include "cilkprof/unwinder/unwinder.h"
+#include "delta_builder.h"
+
+namespace cilkprof::agent {
+
+inline constexpr uint32_t kMaxFrames = 512;
+
+struct ThreadRecord {
+  pid_t tid = 0;
+  uint32_t thread_index = 0;
+  clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // pthread_getcpuclockid: valid from any thread
+
+  // Sample source (changed under the registry lock).
+  int perf_fd = -1;
+  timer_t timer{};
+  bool has_timer = false;
+
+  // Owner-only state of the signal handler.
+  volatile sig_atomic_t in_handler = 0;
+  uint64_t last_clock_ns = 0;
+  ThreadCct cct;
+  SampleCounters counters;
+  unwinder::Frame frames[kMaxFrames];  // here rather than on a possibly small stack
+
+  // Lifecycle.
+  bool exited = false;  // atomic accesses only
+  char exit_name[17] = {};
+
+  // Flusher-only.
+  ThreadDeltaBuilder builder;
+  std::string sent_name;
+  bool announced = false;
+  ThreadRecord* next = nullptr;  // registry list
+};
+
+}  // namespace cilkprof::agent
