@@ -27,10 +27,14 @@ void CaptureHandler(int, siginfo_t*, void* raw_context) {
   const auto* context = static_cast<const ucontext_t*>(raw_context);
   ucontext_t corrupted;
   if (g_capture.corruption != Corruption::kNone) {
+    // Both rsp and rbp: the CFA of the interrupted frame is one or the other,
+    // depending on whether it was built with frame pointers.
+    const auto bad = static_cast<greg_t>(g_capture.corruption == Corruption::kUnmappedStackPointer
+                                             ? g_capture.unmapped_page
+                                             : g_capture.junk_stack);
     corrupted = *context;
-    corrupted.uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(
-        g_capture.corruption == Corruption::kUnmappedStackPointer ? g_capture.unmapped_page
-                                                                  : g_capture.junk_stack);
+    corrupted.uc_mcontext.gregs[REG_RSP] = bad;
+    corrupted.uc_mcontext.gregs[REG_RBP] = bad;
     context = &corrupted;
   }
   g_capture.result = Unwind(g_capture.mode, context, g_capture.frames, g_capture.max_frames);
@@ -273,15 +277,15 @@ TEST(UnwindFromSignal, DwarfOverAJunkStackIsPartial) {
   EXPECT_TRUE(FunctionRange(reinterpret_cast<void*>(dwarf_chain_leaf)).Contains(g_capture.frames[0].pc));
 }
 
-TEST(UnwindFromSignal, FramePointerOverAJunkStackDoesNotCrash) {
+TEST(UnwindFromSignal, FramePointerWithAnUnmappedFramePointerIsPartial) {
   ProtNonePages unmapped(4);
   ASSERT_TRUE(unmapped.ok());
   g_capture.unmapped_page = unmapped.address() + 4096;
   ResetCapture(Mode::kFramePointer, 256, Corruption::kUnmappedStackPointer);
   RunFpChainOnThread(kFpRaise);
   ASSERT_EQ(g_capture.taken, 1);
-  // rbp is intact, so the chain is found; what matters is that a bad sp did not crash
-  // the unwind and frame 0 is the interrupted pc.
+  // rbp points into unmapped memory: the first frame record read faults.
+  EXPECT_TRUE(g_capture.result.partial);
   ASSERT_GE(g_capture.result.depth, 1u);
   EXPECT_TRUE(FunctionRange(reinterpret_cast<void*>(fp_chain_leaf)).Contains(g_capture.frames[0].pc));
 }

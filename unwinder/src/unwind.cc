@@ -3,6 +3,7 @@
 #include <libunwind.h>
 
 #include <atomic>
+#include <mutex>
 
 #include "cilkprof/unwinder/cursor.h"
 #include "cilkprof/unwinder/fault_guard.h"
@@ -104,9 +105,40 @@ __attribute__((noinline)) void WarmUpLibunwind(void*) {
   }
 }
 
+// libunwind's own memory reader for the local address space. With its conservative
+// checks it validates addresses during unw_step with mincore()/msync() and a pipe
+// write: several system calls per frame. Inside the fault guard a bad address simply
+// faults and is caught, so there the reader loads directly; everywhere else (a program
+// that uses libunwind itself) the original, validating reader runs unchanged.
+unw_accessors_t* g_local_accessors = nullptr;
+int (*g_libunwind_access_mem)(unw_addr_space_t, unw_word_t, unw_word_t*, int, void*) = nullptr;
+
+int GuardedAccessMem(unw_addr_space_t as, unw_word_t address, unw_word_t* value, int write,
+                     void* arg) {
+  if (write != 0 || !InsideGuard()) return g_libunwind_access_mem(as, address, value, write, arg);
+  *value = *reinterpret_cast<const volatile unw_word_t*>(address);
+  return 0;
+}
+
+bool InstallGuardedReader(const char** error) {
+  unw_accessors_t* accessors = unw_get_accessors(unw_local_addr_space);
+  if (accessors == nullptr || accessors->access_mem == nullptr) {
+    *error = "libunwind has no accessors for the local address space (unw_get_accessors)";
+    return false;
+  }
+  if (accessors->access_mem != GuardedAccessMem) {
+    g_libunwind_access_mem = accessors->access_mem;
+    g_local_accessors = accessors;
+    accessors->access_mem = GuardedAccessMem;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool Initialize(const char** error) {
+  static std::mutex once;
+  std::lock_guard<std::mutex> lock(once);
   static const char* no_error = nullptr;
   if (error == nullptr) error = &no_error;
   // Per-thread caching: the global cache takes a mutex (with signals blocked) that a
@@ -117,6 +149,8 @@ bool Initialize(const char** error) {
     return false;
   }
   if (!internal::InstallFaultGuard(error)) return false;
+  RunGuarded(WarmUpLibunwind, nullptr);  // also runs libunwind's tdep_init
+  if (!InstallGuardedReader(error)) return false;
   RunGuarded(WarmUpLibunwind, nullptr);
   return true;
 }
