@@ -1,5 +1,7 @@
 #include "compile_unit_index.h"
 
+#include <dwarf.h>
+
 #include <algorithm>
 
 namespace cilkprof::aggregator::symbolizer_internal {
@@ -35,6 +37,46 @@ void CompileUnitIndex::Build() {
   }
   std::sort(ranges_.begin(), ranges_.end(),
             [](const Range& a, const Range& b) { return a.start < b.start; });
+}
+
+std::vector<Dwarf_Die> CompileUnitIndex::FunctionsAt(Dwarf_Die* cu, Dwarf_Addr pc) {
+  auto [it, inserted] = functions_.try_emplace(dwarf_dieoffset(cu));
+  UnitFunctions& unit = it->second;
+  if (inserted) {
+    CollectFunctions(cu, unit, 0);
+    std::sort(unit.ranges.begin(), unit.ranges.end(),
+              [](const FunctionRange& a, const FunctionRange& b) { return a.start < b.start; });
+  }
+  std::vector<Dwarf_Die> found;
+  auto after = std::upper_bound(
+      unit.ranges.begin(), unit.ranges.end(), pc,
+      [](Dwarf_Addr a, const FunctionRange& range) { return a < range.start; });
+  // Every range starting more than `longest` before pc ends before it.
+  for (auto range = after; range != unit.ranges.begin();) {
+    --range;
+    if (pc - range->start >= unit.longest) break;
+    if (pc < range->end) found.push_back(range->function);
+  }
+  return found;
+}
+
+void CompileUnitIndex::CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, int depth) {
+  Dwarf_Die child;
+  if (depth > 64 || dwarf_child(parent, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_namespace) {
+      CollectFunctions(&child, unit, depth + 1);
+    } else if (tag == DW_TAG_subprogram) {
+      Dwarf_Addr base = 0, start = 0, end = 0;
+      for (ptrdiff_t offset = dwarf_ranges(&child, 0, &base, &start, &end); offset > 0;
+           offset = dwarf_ranges(&child, offset, &base, &start, &end)) {
+        if (end <= start) continue;
+        unit.ranges.push_back(FunctionRange{start, end, child});
+        unit.longest = std::max(unit.longest, end - start);
+      }
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
 }
 
 }  // namespace cilkprof::aggregator::symbolizer_internal

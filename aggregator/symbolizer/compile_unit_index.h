@@ -1,6 +1,9 @@
-// Finding the compilation unit that contains an address, with or without .debug_aranges.
+// Address indexes over one module's DWARF: which compilation unit, and which
+// top-level function of that unit, contains an address.
 #pragma once
 
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <elfutils/libdwfl.h>
@@ -20,7 +23,24 @@ class CompileUnitIndex {
   // Dwfl and DWARF addresses; null when no CU covers it.
   Dwarf_Die* Find(Dwarf_Addr address, Dwarf_Addr* bias);
 
+  // The concrete DW_TAG_subprogram DIEs of `cu` (at CU level or inside namespaces)
+  // whose code contains DWARF address `pc`; usually one. The unit's function ranges
+  // are read once, on its first lookup, so that each later lookup is a binary search
+  // instead of a walk over the unit's DIEs (milliseconds in large C++ units).
+  std::vector<Dwarf_Die> FunctionsAt(Dwarf_Die* cu, Dwarf_Addr pc);
+
  private:
+  struct FunctionRange {
+    Dwarf_Addr start;  // DWARF addresses, [start, end)
+    Dwarf_Addr end;
+    Dwarf_Die function;
+  };
+  struct UnitFunctions {
+    std::vector<FunctionRange> ranges;  // sorted by start
+    Dwarf_Addr longest = 0;             // bounds the walk back from a binary search
+  };
+  static void CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, int depth);
+
   struct Range {
     Dwarf_Addr start;  // Dwfl addresses, [start, end)
     Dwarf_Addr end;
@@ -32,6 +52,7 @@ class CompileUnitIndex {
   Dwfl_Module* module_;
   bool built_ = false;
   std::vector<Range> ranges_;  // sorted by start
+  std::unordered_map<uint64_t, UnitFunctions> functions_;  // by CU DIE offset
 };
 
 }  // namespace cilkprof::aggregator::symbolizer_internal

@@ -75,33 +75,74 @@ void SetDeclaration(Dwarf_Die* function, profile::SourceFrame* frame) {
   }
 }
 
-// The function DIEs containing `pc`, innermost first, ending with the concrete
-// DW_TAG_subprogram. dwarf_getscopes continues past an inlined instance into the
-// scopes of its abstract definition (for name lookup), so the concrete callers of an
-// inlined instance come from dwarf_getscopes_die on it, as eu-addr2line -i does.
-std::vector<Dwarf_Die> FunctionChain(Dwarf_Die* cudie, Dwarf_Addr pc) {
-  std::vector<Dwarf_Die> chain;
+bool IsScopeWithCode(int tag) {
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+         tag == DW_TAG_lexical_block || tag == DW_TAG_try_block || tag == DW_TAG_catch_block;
+}
+
+// Appends to `path` the chain of code scopes under `parent` (a function found by the
+// index) that contain `pc`, outermost first, reading only that function's DIEs.
+// dwarf_getscopes would walk the whole CU, twice for inlined code, which costs
+// milliseconds per address in large C++ units.
+bool FindCodeScopes(Dwarf_Die* parent, Dwarf_Addr pc, std::vector<Dwarf_Die>& path, int depth) {
+  Dwarf_Die child;
+  if (depth > 256 || dwarf_child(parent, &child) != 0) return false;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (IsScopeWithCode(tag)) {
+      if (dwarf_haspc(&child, pc) == 1) {
+        path.push_back(child);
+        FindCodeScopes(&child, pc, path, depth + 1);
+        return true;
+      }
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
+// The same chain as FindCodeScopes, from libdw's general (slower) search, for DWARF
+// that puts code where FindCodeScopes does not look. dwarf_getscopes continues past
+// an inlined instance into the scopes of its abstract definition (for name lookup),
+// so the concrete callers of an inlined instance come from dwarf_getscopes_die, as
+// eu-addr2line -i does. Returned outermost first.
+std::vector<Dwarf_Die> LibdwCodeScopes(Dwarf_Die* cudie, Dwarf_Addr pc) {
+  std::vector<Dwarf_Die> path;
   Dwarf_Die* raw = nullptr;
   const int count = dwarf_getscopes(cudie, pc, &raw);
   ScopeArray scopes(raw, &std::free);
   int innermost = 0;
   while (innermost < count && !IsFunction(&raw[innermost])) ++innermost;
-  if (innermost >= count) return chain;
-  if (dwarf_tag(&raw[innermost]) == DW_TAG_subprogram) {
-    chain.push_back(raw[innermost]);
-    return chain;
-  }
+  if (innermost >= count) return path;
   Dwarf_Die* raw_outer = nullptr;
-  const int outer_count = dwarf_getscopes_die(&raw[innermost], &raw_outer);
+  const int outer_count = dwarf_tag(&raw[innermost]) == DW_TAG_inlined_subroutine
+                              ? dwarf_getscopes_die(&raw[innermost], &raw_outer)
+                              : 0;
   ScopeArray outer(raw_outer, &std::free);
   if (outer_count <= 0) {
-    chain.push_back(raw[innermost]);
-    return chain;
+    path.push_back(raw[innermost]);
+    return path;
   }
-  for (int i = 0; i < outer_count; ++i) {
-    if (!IsFunction(&raw_outer[i])) continue;
-    chain.push_back(raw_outer[i]);
-    if (dwarf_tag(&raw_outer[i]) == DW_TAG_subprogram) break;
+  for (int i = outer_count - 1; i >= 0; --i) path.push_back(raw_outer[i]);
+  return path;
+}
+
+// The function DIEs containing `pc`, innermost first, ending with the concrete
+// DW_TAG_subprogram (nested subprograms end the chain at the innermost one).
+std::vector<Dwarf_Die> FunctionChain(CompileUnitIndex& compile_units, Dwarf_Die* cudie,
+                                     Dwarf_Addr pc) {
+  std::vector<Dwarf_Die> path;
+  for (Dwarf_Die& function : compile_units.FunctionsAt(cudie, pc)) {
+    if (dwarf_haspc(&function, pc) != 1) continue;
+    path.push_back(function);
+    FindCodeScopes(&function, pc, path, 0);
+    break;
+  }
+  if (path.empty()) path = LibdwCodeScopes(cudie, pc);
+  std::vector<Dwarf_Die> chain;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    if (!IsFunction(&*it)) continue;
+    chain.push_back(*it);
+    if (dwarf_tag(&*it) == DW_TAG_subprogram) break;
   }
   return chain;
 }
@@ -125,7 +166,7 @@ std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module,
   const Dwarf_Addr pc = address - dwarf_bias;
 
   std::vector<Dwarf_Die> chain;
-  if (cudie != nullptr) chain = FunctionChain(cudie, pc);
+  if (cudie != nullptr) chain = FunctionChain(compile_units, cudie, pc);
   if (!chain.empty()) {
     frames.resize(chain.size());
     // chain is innermost first; frames are outermost first.
