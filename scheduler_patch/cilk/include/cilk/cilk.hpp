@@ -109,13 +109,11 @@ class scope {
     static_assert(std::is_invocable_v<Fn&>, "cilk::scope::spawn needs a callable taking no arguments");
     constexpr bool kMove = !std::is_lvalue_reference_v<F>;
     if constexpr (std::is_class_v<std::remove_reference_t<F>>) {
-      detail::cilk_spawn_shim(&state_, &detail::fiber_main<Fn, kMove>,
-                              const_cast<void*>(static_cast<const volatile void*>(std::addressof(child))),
-                              detail::module_entry_lo(), detail::module_entry_hi());
+      ::cilk_spawn_shim(&state_, &detail::fiber_main<Fn, kMove>,
+                        const_cast<void*>(static_cast<const volatile void*>(std::addressof(child))));
     } else {
       Fn pointer = child;  // a function or function pointer
-      detail::cilk_spawn_shim(&state_, &detail::fiber_main<Fn, false>, &pointer, detail::module_entry_lo(),
-                              detail::module_entry_hi());
+      ::cilk_spawn_shim(&state_, &detail::fiber_main<Fn, false>, &pointer);
     }
   }
 

@@ -4,19 +4,15 @@
 #define CILK_DETAIL_RUNTIME_ENTRY_HPP_
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #define CILK_DETAIL_API __attribute__((visibility("default")))
-
-// The section holding every fiber entry function (fiber_main below) of a module.
-// The linker defines __start_/__stop_ symbols for it in each module (executable or
-// shared object) that spawns; a spawn passes its own module's bounds, which become
-// the entry range (entry_lo, entry_hi) of the child's segment for the profiler.
-extern "C" const char __start_cilk_trampoline_text[] __attribute__((visibility("hidden")));
-extern "C" const char __stop_cilk_trampoline_text[] __attribute__((visibility("hidden")));
 
 namespace cilk {
 namespace detail {
@@ -40,6 +36,7 @@ struct alignas(16) scope_state {
 };
 
 using fiber_entry = void (*)(transfer);
+using child_function = void (*)(void*);
 
 CILK_DETAIL_API void scope_enter(scope_state* scope);
 CILK_DETAIL_API void scope_leave(scope_state* scope);
@@ -60,20 +57,72 @@ CILK_DETAIL_API void* child_begin(transfer from) noexcept;
 // The spawn entry (spawn_shim.S): records the caller's registers at the call (the
 // spawn point) and enters the runtime. Never inlined, never a tail call.
 extern "C" CILK_DETAIL_API void cilk_spawn_shim(cilk::detail::scope_state* scope, cilk::detail::fiber_entry entry,
-                                                void* closure, const char* entry_lo, const char* entry_hi);
+                                                void* closure);
+
+// The only runtime frame between a child fiber's bottom frames and the child's
+// code: it calls `function(object)`. It lives in the library's section
+// cilk_trampoline_text, whose bounds are every child segment's entry range
+// (entry_lo, entry_hi), so a logical unwinder stops at the first frame whose pc is
+// inside it. The worker is in state WORKING exactly while `function` runs.
+extern "C" CILK_DETAIL_API void cilk_invoke_child(cilk::detail::child_function function, void* object);
 
 namespace cilk {
 namespace detail {
 
-[[gnu::always_inline]] inline const char* module_entry_lo() noexcept { return __start_cilk_trampoline_text; }
-[[gnu::always_inline]] inline const char* module_entry_hi() noexcept { return __stop_cilk_trampoline_text; }
+// Calls a callable through a type-erased pointer (the generic route).
+template <class Fn>
+void invoke_erased(void* object) {
+  std::invoke(*static_cast<Fn*>(object));
+}
 
-// The bottom frame of every child fiber. It lives in section cilk_trampoline_text
-// of the spawning module, so a sampled pc inside it means "runtime entry: this
-// segment's user frames end here". Hidden so each module uses its own copy.
+template <class T>
+inline constexpr bool kReturnsInRegisters =
+    std::is_void_v<T> || std::is_arithmetic_v<T> || std::is_pointer_v<T> || std::is_reference_v<T>;
+
+template <class P>
+struct plain_call_operator : std::false_type {};
+template <class C, class R>
+struct plain_call_operator<R (C::*)()> : std::bool_constant<kReturnsInRegisters<R>> {};
+template <class C, class R>
+struct plain_call_operator<R (C::*)() const> : std::bool_constant<kReturnsInRegisters<R>> {};
+template <class C, class R>
+struct plain_call_operator<R (C::*)() noexcept> : std::bool_constant<kReturnsInRegisters<R>> {};
+template <class C, class R>
+struct plain_call_operator<R (C::*)() const noexcept> : std::bool_constant<kReturnsInRegisters<R>> {};
+
+// The function cilk_invoke_child calls for a callable of type Fn. For a class with
+// one non-virtual, argument-less operator() (every lambda given to spawn) it is
+// that operator itself: under the Itanium C++ ABI a non-virtual member function is
+// a plain function taking `this` first, so the child's own code sits directly on
+// the runtime's entry frame with no thunk frame in between. Anything else (function
+// pointers, generic or overloaded call operators, results returned in memory) goes
+// through invoke_erased<Fn>, which then shows as one extra frame.
+template <class Fn>
+child_function direct_call() noexcept {
+#if defined(__x86_64__) && defined(__GXX_ABI_VERSION)
+  if constexpr (requires { &Fn::operator(); }) {
+    using Pointer = decltype(&Fn::operator());
+    if constexpr (plain_call_operator<Pointer>::value) {
+      struct Representation {
+        std::uintptr_t pointer;
+        std::ptrdiff_t adjustment;
+      };
+      static_assert(sizeof(Pointer) == sizeof(Representation));
+      const Pointer member = &Fn::operator();
+      Representation representation;
+      std::memcpy(&representation, &member, sizeof(representation));
+      if ((representation.pointer & 1) == 0 && representation.adjustment == 0) {
+        return reinterpret_cast<child_function>(representation.pointer);
+      }
+    }
+  }
+#endif
+  return &invoke_erased<Fn>;
+}
+
+// The bottom frame of every child fiber (it calls cilk_invoke_child).
 template <class Fn, bool kMove>
-[[gnu::noinline, gnu::section("cilk_trampoline_text"), gnu::visibility("hidden")]] void fiber_main(
-    transfer from) noexcept {
+[[gnu::noinline]] void fiber_main(transfer from) noexcept {
   Fn* const source = static_cast<Fn*>(static_cast<spawn_request*>(from.data)->closure);
   std::exception_ptr error;
   void* child = nullptr;
@@ -94,7 +143,7 @@ template <class Fn, bool kMove>
     child = child_begin(from);
     if (callable != nullptr) {
       try {
-        std::invoke(*callable);
+        cilk_invoke_child(direct_call<Fn>(), callable);
       } catch (...) {
         if (!error) error = std::current_exception();
       }

@@ -1,0 +1,34 @@
+# libcilk.so: the runtime. Included by CMakeLists.txt once the sources exist.
+enable_language(ASM)
+
+add_library(cilk SHARED
+  src/config.cpp
+  src/idle_sleep.cpp
+  src/overflow_guard.cpp
+  src/runtime.cpp
+  src/scheduler.cpp
+  src/spawn_shim.S
+  src/stack_pool.cpp)
+add_library(cilk::cilk ALIAS cilk)
+target_include_directories(cilk
+  PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+  PRIVATE src)
+target_link_libraries(cilk PRIVATE cilkprof::runtime_abi Boost::context Threads::Threads)
+set_target_properties(cilk PROPERTIES
+  CXX_VISIBILITY_PRESET hidden
+  VISIBILITY_INLINES_HIDDEN ON
+  VERSION ${PROJECT_VERSION}
+  SOVERSION ${PROJECT_VERSION_MAJOR})
+# Hot paths stay lean and debuggable; frame pointers let the profiler walk runtime frames.
+target_compile_options(cilk PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
+cilkprof_sanitize(cilk)
+
+# Installation: library, headers, pkg-config file.
+install(TARGETS cilk EXPORT cilkTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY include/cilk DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+configure_file(cilk.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,134 @@
+// Start-up (configuration, workers, the tool), shutdown at exit, and the profiler's
+// view of the runtime (cilkprof/runtime_abi.h).
+#include "runtime.hpp"
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace cilk::rt {
+
+Runtime* g_runtime = nullptr;
+const cilkprof_hooks_t* g_hooks = nullptr;
+std::atomic<uint32_t> g_workers{0};
+std::atomic<uint32_t> g_working{0};
+thread_local Worker* tls_worker __attribute__((tls_model("initial-exec"))) = nullptr;
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the ABI exposes the counters as uint32_t");
+
+__attribute__((noinline)) Worker* CurrentWorker() noexcept {
+  Worker* worker = tls_worker;
+  __asm__ volatile("" : "+r"(worker) : : "memory");
+  return worker;
+}
+
+void Fatal(const char* message) noexcept {
+  const std::size_t length = strlen(message);
+  ssize_t ignored = write(STDERR_FILENO, message, length);
+  (void)ignored;
+  std::abort();
+}
+
+void NativeStackBounds(uintptr_t* lo, uintptr_t* hi) {
+  *lo = 0;
+  *hi = 0;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* address = nullptr;
+  std::size_t size = 0;
+  if (pthread_attr_getstack(&attr, &address, &size) == 0) {
+    *lo = reinterpret_cast<uintptr_t>(address);
+    *hi = *lo + size;
+  }
+  pthread_attr_destroy(&attr);
+}
+
+namespace {
+
+cilkprof_worker_t* CurrentWorkerRecord() {
+  Worker* worker = tls_worker;
+  return worker != nullptr ? &worker->record : nullptr;
+}
+
+const cilkprof_runtime_t kRuntimeView = {
+    CILKPROF_RUNTIME_ABI_VERSION,
+    "cilk-model",
+    reinterpret_cast<const volatile uint32_t*>(&g_workers),
+    reinterpret_cast<const volatile uint32_t*>(&g_working),
+    &CurrentWorkerRecord,
+};
+
+// Stops and joins the pool threads when the process exits. If the exit comes from a
+// worker, or while a computation is still running, the threads cannot be joined
+// safely; they are left to the kernel (exit ends every thread) and nothing they may
+// still touch is freed.
+struct ShutdownAtExit {
+  ~ShutdownAtExit() {
+    Runtime* runtime = g_runtime;
+    if (runtime == nullptr) return;
+    runtime->stop.store(true, std::memory_order_seq_cst);
+    runtime->idle.WakeAll();
+    Worker* self = tls_worker;
+    const bool from_pool_thread = self != nullptr && self->record.worker_id != 0;
+    if (from_pool_thread || runtime->active_roots.load(std::memory_order_seq_cst) != 0) return;
+    for (Worker* worker : runtime->workers) {
+      if (worker->thread.joinable()) worker->thread.join();
+    }
+  }
+};
+
+Runtime* CreateRuntime() {
+  auto* runtime = new Runtime();  // never freed: threads may outlive exit handlers
+  runtime->config = ReadConfigFromEnvironment();
+  runtime->nworkers = runtime->config.workers;
+  runtime->stacks.Init(runtime->config.stack_size, runtime->nworkers);
+  runtime->workers.reserve(runtime->nworkers);
+  for (uint32_t i = 0; i < runtime->nworkers; ++i) {
+    auto* worker = new Worker();
+    worker->record.worker_id = i;
+    worker->record.state = CILKPROF_STATE_NOT_A_WORKER;
+    worker->rng = 0x9E3779B97F4A7C15ull * (i + 1) ^ static_cast<uint64_t>(getpid());
+    worker->sched_stack = &worker->native_stack;
+    runtime->workers.push_back(worker);
+  }
+  g_workers.store(runtime->nworkers, std::memory_order_release);
+  InstallOverflowHandler(*runtime);
+
+  // The tool, before any worker runs user code, on the thread starting the runtime.
+  if (&cilkprof_tool_attach != nullptr) g_hooks = cilkprof_tool_attach(&kRuntimeView);
+
+  g_runtime = runtime;
+  for (uint32_t i = 1; i < runtime->nworkers; ++i) {
+    Worker* worker = runtime->workers[i];
+    worker->thread = std::thread(WorkerThreadMain, worker);
+  }
+  return runtime;
+}
+
+}  // namespace
+
+Runtime& StartRuntime() {
+  static Runtime* const runtime = CreateRuntime();
+  static ShutdownAtExit shutdown;  // registered after the runtime: runs before its users' statics die
+  (void)shutdown;
+  return *runtime;
+}
+
+}  // namespace cilk::rt
+
+namespace cilk::detail {
+
+bool in_runtime() noexcept { return rt::CurrentWorker() != nullptr; }
+
+long automatic_grain(unsigned long iterations) noexcept {
+  const unsigned long workers = rt::StartRuntime().nworkers;
+  unsigned long grain = iterations / (8 * workers);
+  if (grain < 1) grain = 1;
+  if (grain > 2048) grain = 2048;
+  return static_cast<long>(grain);
+}
+
+}  // namespace cilk::detail
