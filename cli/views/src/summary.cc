@@ -93,7 +93,7 @@ ProfileSummary Summarize(const profile::Profile& profile, const std::string& pro
 std::string RenderSummaryText(const ProfileSummary& s) {
   std::string out;
   auto line = [&](const std::string& key, const std::string& value) {
-    out += key + std::string(key.size() < 15 ? 15 - key.size() : 1, ' ') + value + "\n";
+    out += key + std::string(key.size() < 17 ? 17 - key.size() : 1, ' ') + value + "\n";
   };
   line("Program", s.program.empty() ? "(unknown)" : s.program + (s.pid ? " (pid " + std::to_string(s.pid) + ")" : ""));
   line("Profile", s.profile_path);

@@ -50,8 +50,9 @@ std::string FormatPercent(double value, double total) {
 }
 
 std::string FormatExact(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  char buffer[400];
+  // Fixed notation (no exponent) keeps spreadsheets and naive parsers happy.
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed);
   if (ec != std::errc()) return "0";
   return std::string(buffer, end);
 }

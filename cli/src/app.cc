@@ -1,0 +1,191 @@
+#include "app.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <limits>
+
+#include "commands.h"
+
+namespace cilkprof::cli {
+namespace {
+
+std::string g_tool = "cilkprof";
+
+const char* const kRunFooter =
+    "The program runs with the agent preloaded (LD_PRELOAD); its output and exit status are\n"
+    "untouched. The profile goes to -o FILE, by default <program>.cilkprof (or\n"
+    "<program>.N.cilkprof: an existing file is never overwritten). Forked or exec'd\n"
+    "processes get their own profiles next to it. Exit status: the program's (128+N when\n"
+    "killed by signal N); 127 program not found, 126 it cannot be run under the agent,\n"
+    "125 cilkprof failed, 2 usage error.";
+
+// Registers the options of `run` on `app` (the `run` subcommand, or cilkprof-run).
+void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
+  app.add_option("-o,--output", args.output, "Profile file to write (default: <program>.cilkprof, never overwriting)");
+  app.add_flag("-f,--force", args.force, "Replace the -o file if it exists");
+  app.add_option("--clock", args.clock, "What a sample measures: cpu (CPU time of each thread) or wall (also blocked time)")
+      ->check(CLI::IsMember({"cpu", "wall"}))
+      ->default_str("cpu");
+  auto* period = app.add_option("--period", args.period, "Sampling period with a unit: 1ms (default), 500us, 2s");
+  auto* freq = app.add_option("-F,--freq", frequency, "Sampling frequency in Hz (1000 = a 1ms period), like perf -F");
+  period->excludes(freq);
+  app.add_option("--unwind", args.unwind, "Stack unwinding: dwarf (default, exact) or fp (frame pointers, faster)")
+      ->check(CLI::IsMember({"dwarf", "fp"}))
+      ->default_str("dwarf");
+  app.add_flag("--no-follow-fork", args.no_follow_fork, "Do not profile children the program forks");
+  app.add_flag("-q,--quiet", args.quiet, "Print no summary (errors are still printed)");
+  app.add_option("command", args.command, "PROGRAM [ARGS...] (put them after --)")->required();
+  app.footer(kRunFooter);
+}
+
+// Everything from the program's name on belongs to the program, options included,
+// even without "--" (as with env, nice, perf record): inserts "--" before the first
+// argument of `args` (from `first`) that is neither a run option nor its value.
+std::vector<std::string> SeparateProgram(std::vector<std::string> args, size_t first) {
+  static const std::vector<std::string> kWithValue = {"-o", "--output", "--clock", "--period", "-F", "--freq",
+                                                      "--unwind"};
+  for (size_t i = first; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    if (arg.size() > 1 && arg[0] == '-') {
+      if (std::find(kWithValue.begin(), kWithValue.end(), arg) != kWithValue.end()) ++i;  // skip its value
+      continue;
+    }
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(i), "--");
+    break;
+  }
+  return args;
+}
+
+int Usage(const CLI::App& app, const CLI::ParseError& e) {
+  std::string message = e.what();
+  if (!message.empty() && message.back() == '\n') message.pop_back();
+  // The "--" we insert before a program's name is not the user's mistake.
+  for (const std::string noise : {": -- ", " -- "}) {
+    for (size_t at; (at = message.find(noise)) != std::string::npos;) message.replace(at, noise.size(), noise.substr(0, noise.size() - 3));
+  }
+  if (message == "command is required") message = "no program given; usage: " + app.get_name() + " [options] -- PROGRAM [ARGS...]";
+  PrintError(message);
+  std::fprintf(stderr, "Run '%s --help' for usage.\n", app.get_name().c_str());
+  return kExitUsage;
+}
+
+int Dispatch(int argc, char** argv, Entry entry) {
+  ViewArgs view_args;
+  SummaryArgs summary_args;
+  ImportArgs import_args;
+  RunArgs run_args;
+  double frequency = 0;
+  uint32_t depth = 0;
+
+  const bool run_only = entry == Entry::kCilkprofRun;
+  CLI::App app{run_only ? "Profile a program: cilkprof-run [options] -- PROGRAM [ARGS...] (same as cilkprof run)"
+                        : "Cilkprof: a sampling calling-context profiler for Cilk-style task-parallel programs",
+               run_only ? "cilkprof-run" : "cilkprof"};
+  app.set_version_flag("--version", std::string("cilkprof ") + CILKPROF_VERSION);
+
+  CLI::App* run = nullptr;
+  CLI::App* view = nullptr;
+  CLI::App* summary = nullptr;
+  CLI::App* import = nullptr;
+  CLI::Option* depth_option = nullptr;
+  CLI::Option* freq_option = nullptr;
+  if (run_only) {
+    AddRunOptions(app, run_args, frequency);
+    freq_option = app.get_option("--freq");
+  } else {
+    app.require_subcommand(1);
+    run = app.add_subcommand("run", "Profile a program: cilkprof run [options] -- PROGRAM [ARGS...]");
+    AddRunOptions(*run, run_args, frequency);
+    freq_option = run->get_option("--freq");
+
+    view = app.add_subcommand("view", "Show a profile: top-down (calling contexts), bottom-up (callers), flat");
+    view->add_option("view", view_args.kind, "top-down, bottom-up or flat")
+        ->required()
+        ->check(CLI::IsMember({"top-down", "bottom-up", "flat"}));
+    view->add_option("profile", view_args.profile, "Profile file (.cilkprof)")->required();
+    depth_option = view->add_option("--depth", depth, "Show N levels below the root");
+    view->add_option("--threshold", view_args.threshold_percent,
+                     "Hide rows below PCT percent of the program total (by the sort metric)")
+        ->check(CLI::Range(0.0, 100.0));
+    view->add_option("--focus", view_args.focus, "Root the view at FUNCTION (all its contexts merged)");
+    view->add_flag("--hot-path", view_args.hot_path, "Expand only while a child holds at least half of its parent");
+    view->add_option("--metric", view_args.metric, "Metric to sort and threshold by (default: work)");
+    view->add_option("--format", view_args.format, "text, json or csv")
+        ->check(CLI::IsMember({"text", "json", "csv"}))
+        ->default_str("text");
+
+    summary = app.add_subcommand("summary", "One-screen summary of a profile");
+    summary->add_option("profile", summary_args.profile, "Profile file (.cilkprof)")->required();
+    summary->add_option("--format", summary_args.format, "text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->default_str("text");
+    summary->add_option("--top", summary_args.top, "How many top functions to list")->check(CLI::Range(0, 1000));
+
+    import = app.add_subcommand("import", "Convert an agent spill file into a profile");
+    import->add_option("spill", import_args.spill, "Spill file the agent wrote")->required();
+    import->add_option("-o,--output", import_args.output, "Profile file to write (default: <spill>.cilkprof)");
+    import->add_flag("-f,--force", import_args.force, "Replace the -o file if it exists");
+    import->add_flag("-q,--quiet", import_args.quiet, "Print no summary");
+  }
+
+  // CLI11 takes the arguments in reverse order, without the executable's name.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (run_only) {
+    args = SeparateProgram(std::move(args), 0);
+  } else if (!args.empty() && args[0] == "run") {
+    args = SeparateProgram(std::move(args), 1);
+  }
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return Usage(app, e);
+  }
+
+  if (freq_option && freq_option->count() > 0) run_args.frequency_hz = frequency;
+
+  if (run_only || (run && run->parsed())) {
+    g_tool = run_only ? "cilkprof-run" : "cilkprof run";
+    return RunProgram(run_args);
+  }
+  if (view && view->parsed()) {
+    if (depth_option->count() > 0) view_args.depth = depth;
+    return RunView(view_args);
+  }
+  if (summary && summary->parsed()) return RunSummary(summary_args);
+  if (import && import->parsed()) return RunImport(import_args);
+  return kExitUsage;
+}
+
+}  // namespace
+
+void SetToolName(const std::string& name) { g_tool = name; }
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", g_tool.c_str(), message.c_str());
+}
+
+int Main(int argc, char** argv, Entry entry) {
+  g_tool = entry == Entry::kCilkprofRun ? "cilkprof-run" : "cilkprof";
+  try {
+    return Dispatch(argc, argv, entry);
+  } catch (const std::exception& e) {
+    PrintError(std::string("internal error: ") + e.what() + "; please report it");
+  } catch (...) {
+    PrintError("internal error; please report it");
+  }
+  return kExitRunFailed;
+}
+
+}  // namespace cilkprof::cli

@@ -1,0 +1,272 @@
+// `cilkprof run [options] -- PROGRAM [ARGS...]` (also `cilkprof-run`): runs a program
+// under the preloaded agent with an embedded aggregator and writes its profile(s).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "agent_locator.h"
+#include "child_process.h"
+#include "cilkprof/aggregator/profile_io.h"
+#include "cilkprof/aggregator/server.h"
+#include "cilkprof/views/summary.h"
+#include "commands.h"
+#include "duration.h"
+#include "output_naming.h"
+#include "program_check.h"
+
+extern char** environ;
+
+namespace cilkprof::cli {
+namespace {
+
+// How long to wait, after the program ends, for its agents' last messages.
+constexpr std::chrono::milliseconds kDrain{3000};
+// sockaddr_un.sun_path holds 108 bytes with the terminating NUL.
+constexpr size_t kMaxSocketPath = 107;
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// A private directory for the socket, removed (with what is left in it) at the end.
+class PrivateDir {
+ public:
+  static Result<PrivateDir> Create() {
+    std::vector<std::string> bases;
+    if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) bases.push_back(tmp);
+    bases.push_back("/tmp");
+    std::string last_error;
+    for (const auto& base : bases) {
+      std::string pattern = base + "/cilkprof-XXXXXX";
+      if (pattern.size() + 16 > kMaxSocketPath) continue;  // room for "/agents.sock"
+      std::vector<char> buffer(pattern.begin(), pattern.end());
+      buffer.push_back('\0');
+      if (::mkdtemp(buffer.data())) return PrivateDir(buffer.data());
+      last_error = base + ": " + std::strerror(errno);
+    }
+    return Status::Error("cannot create a private temporary directory for the agents' socket (" + last_error +
+                         "); set TMPDIR to a writable directory");
+  }
+  PrivateDir(PrivateDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  PrivateDir(const PrivateDir&) = delete;
+  ~PrivateDir() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit PrivateDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// The program's environment: ours, with the agent preloaded and configured.
+std::vector<std::string> AgentEnvironment(const std::string& agent, const std::string& socket, const RunArgs& args,
+                                          uint64_t period_ns) {
+  std::vector<std::string> env;
+  std::string preload = agent;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name == "LD_PRELOAD") {
+      const std::string existing = entry.substr(entry.find('=') + 1);
+      if (!existing.empty()) preload += ":" + existing;
+      continue;
+    }
+    if (name == "CILKPROF_SOCKET" || name == "CILKPROF_CLOCK" || name == "CILKPROF_PERIOD_NS" ||
+        name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET")) {
+      continue;  // ours below win over inherited settings
+    }
+    env.push_back(entry);
+  }
+  env.push_back("LD_PRELOAD=" + preload);
+  env.push_back("CILKPROF_SOCKET=" + socket);
+  env.push_back("CILKPROF_CLOCK=" + args.clock);
+  env.push_back("CILKPROF_PERIOD_NS=" + std::to_string(period_ns));
+  env.push_back("CILKPROF_UNWIND=" + args.unwind);
+  env.push_back(std::string("CILKPROF_FOLLOW_FORK=") + (args.no_follow_fork ? "0" : "1"));
+  if (args.quiet) env.push_back("CILKPROF_QUIET=1");
+  return env;
+}
+
+// Chooses every profile's file name; called on the aggregator's writer thread.
+class Naming {
+ public:
+  Naming(std::string explicit_path, bool force, std::string stem)
+      : explicit_(std::move(explicit_path)), force_(force), stem_(std::move(stem)) {}
+
+  std::string PathFor(const aggregator::ProcessKey& process) {
+    std::lock_guard lock(mutex_);
+    std::string path;
+    if (main_.empty()) {
+      if (!explicit_.empty()) {
+        path = explicit_;
+        // --force: the user asked to replace it; the writer never replaces.
+        if (force_ && Exists(path)) ::unlink(path.c_str());
+        if (Exists(path)) path = RelatedProfilePath(explicit_, process.pid, taken_);
+      } else {
+        path = FirstFreeProfilePath("", stem_, taken_);
+      }
+      main_ = path;
+    } else {
+      path = RelatedProfilePath(main_, process.pid, taken_);
+    }
+    taken_.insert(path);
+    return path;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string explicit_;
+  bool force_;
+  std::string stem_;
+  std::string main_;
+  std::set<std::string> taken_;
+};
+
+void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit) {
+  // The program itself (the first connection) first, then forked or exec'd images.
+  std::stable_sort(written.begin(), written.end(), [](const auto& a, const auto& b) {
+    return a.process.sequence < b.process.sequence;
+  });
+  std::string out = "\ncilkprof: the program " + exit.description + "\n";
+  std::string main_path;
+  for (const auto& profile : written) {
+    if (profile.path.empty()) {
+      out += "cilkprof: the profile of pid " + std::to_string(profile.process.pid) + " (" +
+             profile.process.executable + ") could not be written: " + profile.status.message() + "\n";
+      continue;
+    }
+    if (main_path.empty()) {
+      main_path = profile.path;
+      auto loaded = aggregator::ReadProfileFile(profile.path);
+      if (loaded.ok()) {
+        out += views::RenderSummaryText(views::Summarize(*loaded, profile.path, 5));
+      } else {
+        out += "Profile          " + profile.path + " (" + loaded.status().message() + ")\n";
+      }
+      if (written.size() > 1) out += "Further profiles (forked or exec'd processes):\n";
+    } else {
+      out += "  " + profile.path + "  pid " + std::to_string(profile.process.pid) + ", " +
+             profile.process.executable + ", " + std::to_string(profile.totals.samples()) + " samples, " +
+             std::to_string(profile.threads) + " threads\n";
+    }
+  }
+  if (!main_path.empty()) out += "View it with: cilkprof view top-down " + main_path + "\n";
+  std::fwrite(out.data(), 1, out.size(), stderr);
+}
+
+}  // namespace
+
+int RunProgram(const RunArgs& args) {
+  if (args.command.empty()) {
+    PrintError("no program given; usage: cilkprof run [options] -- PROGRAM [ARGS...]");
+    return kExitUsage;
+  }
+  uint64_t period_ns = 1'000'000;
+  if (!args.period.empty()) {
+    auto parsed = ParsePeriod(args.period);
+    if (!parsed.ok()) {
+      PrintError(parsed.status().message());
+      return kExitUsage;
+    }
+    period_ns = *parsed;
+  } else if (args.frequency_hz) {
+    auto parsed = PeriodFromFrequency(*args.frequency_hz);
+    if (!parsed.ok()) {
+      PrintError(parsed.status().message());
+      return kExitUsage;
+    }
+    period_ns = *parsed;
+  }
+  if (!args.output.empty()) {
+    if (Exists(args.output) && !args.force) {
+      PrintError("'" + args.output + "' already exists; choose another -o FILE, or add -f/--force to replace it");
+      return kExitUsage;
+    }
+    const std::string dir = DirectoryOf(args.output);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+      PrintError("cannot write the profile to '" + args.output + "': directory '" + dir + "' " +
+                 (Exists(dir) ? "is not writable" : "does not exist"));
+      return kExitUsage;
+    }
+  } else if (::access(".", W_OK | X_OK) != 0) {
+    PrintError("the current directory is not writable, so the profile cannot be written there; give -o FILE");
+    return kExitUsage;
+  }
+
+  const ProgramCheck program = CheckProgram(args.command[0], std::getenv("PATH"));
+  if (!program.error.empty()) {
+    PrintError(program.error);
+    return program.exit_code;
+  }
+  auto agent = LocateAgent(std::getenv("CILKPROF_AGENT"), ExecutableDir(), CILKPROF_INSTALL_LIBDIR);
+  if (!agent.ok()) {
+    PrintError(agent.status().message());
+    return kExitRunFailed;
+  }
+
+  // The collector's progress messages are for the daemon's log; here the summary
+  // says it all. Its warnings (dropped connections) still show.
+  spdlog::set_level(args.quiet ? spdlog::level::err : spdlog::level::warn);
+
+  // Before the aggregator starts its threads, so they inherit the blocked mask.
+  ForwardedSignals signals;
+  auto dir = PrivateDir::Create();
+  if (!dir.ok()) {
+    PrintError(dir.status().message());
+    return kExitRunFailed;
+  }
+  const std::string socket = dir->path() + "/agents.sock";
+
+  auto naming = std::make_shared<Naming>(args.output, args.force, ProfileStem(program.path));
+  aggregator::AggregatorOptions options;
+  options.unix_socket_path = socket;
+  options.output_path = [naming](const aggregator::ProcessKey& key) { return naming->PathFor(key); };
+  auto started = aggregator::Aggregator::Start(std::move(options));
+  if (!started.ok()) {
+    PrintError("cannot start the profile collector: " + started.status().message());
+    return kExitRunFailed;
+  }
+  std::unique_ptr<aggregator::Aggregator> collector = std::move(*started);
+
+  auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns), signals);
+  if (!child.ok()) {
+    collector->Finish(std::chrono::milliseconds(0));
+    PrintError(child.status().message());
+    return kExitCannotExecute;
+  }
+  const std::vector<aggregator::WrittenProfile> written = collector->Finish(kDrain);
+  collector.reset();
+
+  if (written.empty()) {
+    PrintError("no profile was written: the agent never reported (the program " + child->description +
+               "); check that " + *agent + " loads into it (LD_PRELOAD) and that nothing unsets LD_PRELOAD");
+  } else if (!args.quiet) {
+    PrintRunSummary(written, *child);
+  } else {
+    for (const auto& profile : written) {
+      if (profile.path.empty()) PrintError("a profile could not be written: " + profile.status.message());
+    }
+  }
+  return child->exit_code;
+}
+
+}  // namespace cilkprof::cli

@@ -1,0 +1,68 @@
+// The subcommands of `cilkprof`, each a function of its parsed arguments that returns
+// the process exit status. Argument parsing (CLI11) lives in app.cc only.
+//
+// Exit status (documented in docs/USER_GUIDE.md):
+//   0 success; 1 the command failed (unreadable profile, unknown --focus function...);
+//   2 usage error (unknown option, bad value); `run` exits with the program's status
+//   (128+N when a signal N killed it), or 127 when the program is not found, 126 when
+//   it cannot be run under the agent, 125 when cilkprof itself could not profile it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cilkprof::cli {
+
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRunFailed = 125;
+inline constexpr int kExitCannotExecute = 126;
+inline constexpr int kExitNotFound = 127;
+
+// Prints "<tool>: <message>" on stderr; the tool name is "cilkprof" or "cilkprof-run".
+void PrintError(const std::string& message);
+void SetToolName(const std::string& name);
+
+struct ViewArgs {
+  std::string kind;     // top-down, bottom-up, flat
+  std::string profile;
+  std::optional<uint32_t> depth;
+  double threshold_percent = 0;
+  std::string focus;
+  bool hot_path = false;
+  std::string metric;   // "" = default
+  std::string format = "text";
+};
+int RunView(const ViewArgs& args);
+
+struct SummaryArgs {
+  std::string profile;
+  std::string format = "text";
+  size_t top = 10;
+};
+int RunSummary(const SummaryArgs& args);
+
+struct ImportArgs {
+  std::string spill;
+  std::string output;  // "" = <spill stem>.cilkprof, never overwriting
+  bool force = false;
+  bool quiet = false;
+};
+int RunImport(const ImportArgs& args);
+
+struct RunArgs {
+  std::vector<std::string> command;  // PROGRAM ARGS...
+  std::string output;                // "" = default name
+  bool force = false;
+  std::string clock = "cpu";
+  std::string period;                // DURATION text, "" = not given
+  std::optional<double> frequency_hz;
+  std::string unwind = "dwarf";
+  bool no_follow_fork = false;
+  bool quiet = false;
+};
+int RunProgram(const RunArgs& args);
+
+}  // namespace cilkprof::cli
