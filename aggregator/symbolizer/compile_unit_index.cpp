@@ -79,4 +79,36 @@ void CompileUnitIndex::CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, 
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 
+std::string CompileUnitIndex::EnclosingScopes(Dwarf_Die* die) {
+  Dwarf_Die cu;
+  if (dwarf_diecu(die, &cu, nullptr, nullptr) == nullptr) return {};
+  auto [it, inserted] = scope_prefixes_.try_emplace(dwarf_dieoffset(&cu));
+  if (inserted) CollectScopePrefixes(&cu, "", it->second, 0);
+  auto prefix = it->second.find(dwarf_dieoffset(die));
+  return prefix != it->second.end() ? prefix->second : std::string();
+}
+
+void CompileUnitIndex::CollectScopePrefixes(Dwarf_Die* parent, const std::string& prefix,
+                                            ScopePrefixes& prefixes, int depth) {
+  Dwarf_Die child;
+  if (depth > 64 || dwarf_child(parent, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_subprogram) {
+      if (!prefix.empty()) prefixes.emplace(dwarf_dieoffset(&child), prefix);
+      // Local classes (lambda closures among them) are declared inside functions.
+      CollectScopePrefixes(&child, prefix, prefixes, depth + 1);
+    } else if (tag == DW_TAG_lexical_block) {
+      CollectScopePrefixes(&child, prefix, prefixes, depth + 1);
+    } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+               tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+      const char* name = dwarf_diename(&child);
+      const std::string scope = name != nullptr             ? name
+                                : tag == DW_TAG_namespace ? "(anonymous namespace)"
+                                                          : "(anonymous)";
+      CollectScopePrefixes(&child, prefix + scope + "::", prefixes, depth + 1);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
 }  // namespace cilkprof::aggregator::symbolizer_internal

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -29,6 +30,11 @@ class CompileUnitIndex {
   // instead of a walk over the unit's DIEs (milliseconds in large C++ units).
   std::vector<Dwarf_Die> FunctionsAt(Dwarf_Die* cu, Dwarf_Addr pc);
 
+  // The namespaces, classes, structs and unions enclosing the subprogram DIE `die`, as
+  // a qualifying prefix ("ns::Box<int>::", "(anonymous namespace)::", "" at CU level).
+  // Each unit's prefixes are computed in one walk, on the first question about it.
+  std::string EnclosingScopes(Dwarf_Die* die);
+
  private:
   struct FunctionRange {
     Dwarf_Addr start;  // DWARF addresses, [start, end)
@@ -40,6 +46,9 @@ class CompileUnitIndex {
     Dwarf_Addr longest = 0;             // bounds the walk back from a binary search
   };
   static void CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, int depth);
+  using ScopePrefixes = std::unordered_map<uint64_t, std::string>;  // by subprogram DIE offset
+  static void CollectScopePrefixes(Dwarf_Die* parent, const std::string& prefix,
+                                   ScopePrefixes& prefixes, int depth);
 
   struct Range {
     Dwarf_Addr start;  // Dwfl addresses, [start, end)
@@ -53,6 +62,7 @@ class CompileUnitIndex {
   bool built_ = false;
   std::vector<Range> ranges_;  // sorted by start
   std::unordered_map<uint64_t, UnitFunctions> functions_;  // by CU DIE offset
+  std::unordered_map<uint64_t, ScopePrefixes> scope_prefixes_;  // by CU DIE offset
 };
 
 }  // namespace cilkprof::aggregator::symbolizer_internal

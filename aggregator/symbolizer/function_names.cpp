@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 namespace cilkprof::aggregator::symbolizer_internal {
 namespace {
@@ -31,30 +32,6 @@ Dwarf_Die DeclaringDie(Dwarf_Die* function) {
   return current;
 }
 
-bool IsNamingScope(int tag) {
-  return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-         tag == DW_TAG_structure_type || tag == DW_TAG_union_type;
-}
-
-std::string QualifiedName(Dwarf_Die* function, const char* name) {
-  Dwarf_Die declaring = DeclaringDie(function);
-  Dwarf_Die* scopes = nullptr;
-  const int count = dwarf_getscopes_die(&declaring, &scopes);
-  std::unique_ptr<Dwarf_Die, decltype(&std::free)> owner(scopes, &std::free);
-  std::string qualified = name;
-  // scopes[0] is the function itself; the rest enclose it, innermost first.
-  for (int i = 1; i < count; ++i) {
-    const int tag = dwarf_tag(&scopes[i]);
-    if (!IsNamingScope(tag)) continue;
-    const char* scope_name = dwarf_diename(&scopes[i]);
-    std::string prefix = scope_name != nullptr ? scope_name
-                         : tag == DW_TAG_namespace ? "(anonymous namespace)"
-                                                   : "(anonymous)";
-    qualified = prefix + "::" + qualified;
-  }
-  return qualified;
-}
-
 }  // namespace
 
 std::string Demangle(const char* name) {
@@ -66,7 +43,7 @@ std::string Demangle(const char* name) {
   return status == 0 && demangled != nullptr ? std::string(demangled.get()) : std::string(name);
 }
 
-std::string DwarfFunctionName(Dwarf_Die* function) {
+std::string DwarfFunctionName(Dwarf_Die* function, CompileUnitIndex& index) {
   const char* linkage = StringAttribute(function, DW_AT_linkage_name);
   if (linkage == nullptr) linkage = StringAttribute(function, DW_AT_MIPS_linkage_name);
   // A C++ linkage name demangles into the full signature. Any other linkage name is an
@@ -76,7 +53,10 @@ std::string DwarfFunctionName(Dwarf_Die* function) {
     if (demangled != linkage) return demangled;
   }
   const char* name = StringAttribute(function, DW_AT_name);
-  if (name != nullptr) return QualifiedName(function, name);
+  if (name != nullptr) {
+    Dwarf_Die declaring = DeclaringDie(function);
+    return index.EnclosingScopes(&declaring) + name;
+  }
   return linkage != nullptr ? std::string(linkage) : std::string();
 }
 

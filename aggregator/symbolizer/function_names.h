@@ -5,6 +5,8 @@
 
 #include <elfutils/libdw.h>
 
+#include "compile_unit_index.h"
+
 namespace cilkprof::aggregator::symbolizer_internal {
 
 // abi::__cxa_demangle of an Itanium C++ ABI name ("_Z..."); any other name (C,
@@ -17,6 +19,7 @@ std::string Demangle(const char* name);
 // its enclosing namespaces, classes, structs and unions ("(anonymous
 // namespace)::helper"; plain "qsort" for C, even when an assembler label gave it the
 // linkage name "__GI_qsort"), else the raw linkage name. Empty when the DIE has none.
-std::string DwarfFunctionName(Dwarf_Die* function);
+// `index` covers the module of `function` and supplies the enclosing scopes.
+std::string DwarfFunctionName(Dwarf_Die* function, CompileUnitIndex& index);
 
 }  // namespace cilkprof::aggregator::symbolizer_internal

@@ -173,7 +173,7 @@ std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module,
     for (size_t i = 0; i < chain.size(); ++i) {
       Dwarf_Die* function = &chain[i];
       profile::SourceFrame& frame = frames[chain.size() - 1 - i];
-      frame.set_function(DwarfFunctionName(function));
+      frame.set_function(DwarfFunctionName(function, compile_units));
       frame.set_inlined(dwarf_tag(function) == DW_TAG_inlined_subroutine &&
                         i + 1 < chain.size());
       SetDeclaration(function, &frame);
