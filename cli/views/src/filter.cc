@@ -165,7 +165,8 @@ ViewTree Prune(const ViewTree& tree, const ViewOptions& options) {
 
   const double total =
       options.metric < tree.program_total.size() ? tree.program_total[options.metric] : 0.0;
-  const double threshold = options.threshold_percent / 100.0 * total;
+  // A row exactly at the threshold stays, even when PCT/100 * total rounds up a little.
+  const double threshold = options.threshold_percent / 100.0 * total * (1 - 1e-9);
 
   auto sorted_children = [&](uint32_t n) {
     std::vector<uint32_t> kids = tree.nodes[n].children;
