@@ -201,7 +201,14 @@ void Transport::StartSpill(const std::string& why) {
     close(fd_);
     fd_ = -1;
   }
-  spill_fd_ = open(spill_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // Never overwrite: after exec the same pid spills again, and an old file may be a
+  // profile nobody has imported yet. cilkprof-<pid>.spill, then cilkprof-<pid>.1.spill...
+  const std::string base = spill_dir_ + "/cilkprof-" + std::to_string(pid_);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    spill_path_ = attempt == 0 ? base + ".spill" : base + "." + std::to_string(attempt) + ".spill";
+    spill_fd_ = open(spill_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (spill_fd_ >= 0 || errno != EEXIST) break;
+  }
   if (spill_fd_ < 0) {
     spill_failed_ = true;
     LogLine(why + "; cannot write the spill file " + spill_path_ + " either (" +

@@ -4,7 +4,8 @@
 // stuck aggregator never blocks the program. The queue is bounded (kMaxQueuedBytes).
 // When the aggregator cannot be reached, closes the connection, stops reading long
 // enough for the queue to fill, or the program closes our socket behind our back, the
-// transport switches for good to the spill file <spill_dir>/cilkprof-<pid>.spill: the
+// transport switches for good to the spill file <spill_dir>/cilkprof-<pid>.spill (or
+// cilkprof-<pid>.N.spill if that exists: an exec'd image has the same pid): the
 // Hello first, then every frame the aggregator has not received in full, in the same
 // framing, so `cilkprof import FILE` can read it. One line on stderr says where.
 //
