@@ -15,15 +15,9 @@ Runtime* g_runtime = nullptr;
 const cilkprof_hooks_t* g_hooks = nullptr;
 std::atomic<uint32_t> g_workers{0};
 std::atomic<uint32_t> g_working{0};
-thread_local Worker* tls_worker __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread Worker* tls_worker __attribute__((tls_model("initial-exec"))) = nullptr;
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the ABI exposes the counters as uint32_t");
-
-__attribute__((noinline)) Worker* CurrentWorker() noexcept {
-  Worker* worker = tls_worker;
-  __asm__ volatile("" : "+r"(worker) : : "memory");
-  return worker;
-}
 
 void Fatal(const char* message) noexcept {
   const std::size_t length = strlen(message);

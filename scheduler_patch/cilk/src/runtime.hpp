@@ -75,7 +75,6 @@ struct ScopeState {
   void* resume_fctx = nullptr;           // the strand parked at the sync
   Stack* resume_stack = nullptr;
   std::atomic<uint32_t> error_claimed{0};
-  int uncaught_at_entry = 0;             // std::uncaught_exceptions() at construction
   std::exception_ptr error;              // the first exception a child threw
 };
 static_assert(sizeof(ScopeState) <= sizeof(cilk::detail::scope_state));
@@ -177,11 +176,17 @@ extern CILK_HIDDEN Runtime* g_runtime;
 extern CILK_HIDDEN const cilkprof_hooks_t* g_hooks;
 extern CILK_HIDDEN std::atomic<uint32_t> g_workers;
 extern CILK_HIDDEN std::atomic<uint32_t> g_working;
-extern thread_local Worker* tls_worker __attribute__((tls_model("initial-exec")));
+// The calling thread's worker (initial-exec TLS: a %fs-relative load, no call,
+// async-signal-safe). __thread rather than thread_local: no TLS wrapper function.
+extern __thread Worker* tls_worker __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
-// Re-reads the thread's worker. Never inlined: after a context switch the strand
-// may be on another thread, and a compiler may not cache a TLS address across it.
-CILK_HIDDEN Worker* CurrentWorker() noexcept;
+// Re-reads the thread's worker. After a context switch the strand may be on
+// another thread: the compiler barrier keeps an earlier load from being reused,
+// and the %fs-relative load never caches the thread pointer in a register.
+inline Worker* CurrentWorker() noexcept {
+  __asm__ volatile("" : : : "memory");
+  return tls_worker;
+}
 
 CILK_HIDDEN Runtime& StartRuntime();
 [[noreturn]] CILK_HIDDEN void Fatal(const char* message) noexcept;

@@ -352,7 +352,6 @@ namespace cilk::detail {
 
 void scope_enter(scope_state* opaque) {
   rt::ScopeState* scope = ::new (static_cast<void*>(opaque)) rt::ScopeState();
-  scope->uncaught_at_entry = std::uncaught_exceptions();
   if (CurrentWorker() == nullptr) rt::BindRoot(scope);
   CILKPROF_HOOK(g_hooks, scope_enter, &scope->tool, __builtin_return_address(0));
 }
@@ -369,7 +368,9 @@ void scope_leave(scope_state* opaque) {
   std::exception_ptr error = rt::SyncChildren(scope, __builtin_return_address(0));
   CILKPROF_HOOK(g_hooks, scope_exit, &scope->tool);
   const bool root = (scope->flags & rt::kScopeRoot) != 0;
-  const bool unwinding = std::uncaught_exceptions() > scope->uncaught_at_entry;
+  // Leaving by an exception already (the destructor runs during unwinding): the
+  // child's exception is dropped, since throwing it would call std::terminate.
+  const bool unwinding = error && std::uncaught_exceptions() > 0;
   scope->~ScopeState();
   if (root) {
     rt::ReturnToOrigin();
