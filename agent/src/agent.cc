@@ -114,9 +114,7 @@ void FreeRecord(ThreadRecord* t) {
 void ChildAfterFork() {
   if (g_state == nullptr) return;
   AgentState& s = *g_state;
-  pthread_mutex_init(&s.flush_mu, nullptr);
-  pthread_mutex_init(&s.signal_mu, nullptr);
-  pthread_mutex_init(&s.registry_mu, nullptr);
+  UnlockAll();  // taken by PrepareFork on this very thread
   const bool was_active = !s.shut_down && s.pid == getppid();
   s.flusher_running = false;
   if (s.wake_fd >= 0) close(s.wake_fd);

@@ -169,10 +169,12 @@ void FlushLocked() {
 
   DeltaMsg delta;
   size_t delta_bytes = 0;
-  auto emit = [&](bool force) {
+  // Sends what `delta` holds, with the modules discovered so far (the nodes in it may
+  // refer to them, so they travel in the same frame, ahead of the threads).
+  auto emit = [&]() {
     std::vector<LoadModuleMsg> modules = s.modules.TakeChanges();
     delta.modules.insert(delta.modules.end(), modules.begin(), modules.end());
-    if (!force && delta.modules.empty() && delta.threads.empty()) return;
+    if (delta.modules.empty() && delta.threads.empty()) return;
     s.transport.Enqueue(EncodeDeltaFrame(delta));
     delta = DeltaMsg();
     delta_bytes = 0;
@@ -204,11 +206,11 @@ void FlushLocked() {
         delta.threads.push_back(std::move(d));
       }
       first_batch = false;
-      if (delta_bytes >= kFrameBudgetBytes) emit(false);
+      if (delta_bytes >= kFrameBudgetBytes) emit();
     }
     if (exited) finished.push_back(t);
   }
-  emit(false);
+  emit();
 
   if (!finished.empty()) {
     pthread_mutex_lock(&s.registry_mu);
