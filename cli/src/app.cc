@@ -134,6 +134,11 @@ int Dispatch(int argc, char** argv, Entry entry) {
 
   // CLI11 takes the arguments in reverse order, without the executable's name.
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import") {
+    PrintError("unknown command '" + args[0] + "'; the commands are run, view, summary and import");
+    std::fprintf(stderr, "Run 'cilkprof --help' for usage.\n");
+    return kExitUsage;
+  }
   if (run_only) {
     args = SeparateProgram(std::move(args), 0);
   } else if (!args.empty() && args[0] == "run") {

@@ -1,0 +1,130 @@
+// Pieces of `cilkprof run`: output names, periods, program checks, agent lookup.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "agent_locator.h"
+#include "duration.h"
+#include "output_naming.h"
+#include "program_check.h"
+#include "run_tool.h"
+
+namespace cilkprof::cli {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+TEST(OutputNaming, DefaultNameNeverOverwrites) {
+  TempDir dir;
+  EXPECT_EQ(FirstFreeProfilePath(dir.path(), "fib", {}), dir.File("fib.cilkprof"));
+  WriteFile(dir.File("fib.cilkprof"), "x");
+  EXPECT_EQ(FirstFreeProfilePath(dir.path(), "fib", {}), dir.File("fib.1.cilkprof"));
+  WriteFile(dir.File("fib.1.cilkprof"), "x");
+  EXPECT_EQ(FirstFreeProfilePath(dir.path(), "fib", {}), dir.File("fib.2.cilkprof"));
+  // Names handed out earlier in the same run count as taken.
+  EXPECT_EQ(FirstFreeProfilePath(dir.path(), "fib", {dir.File("fib.2.cilkprof")}), dir.File("fib.3.cilkprof"));
+  // A dangling symlink is a name in use too.
+  ASSERT_EQ(::symlink("/nonexistent", dir.File("fib.2.cilkprof").c_str()), 0);
+  EXPECT_EQ(FirstFreeProfilePath(dir.path(), "fib", {}), dir.File("fib.3.cilkprof"));
+  EXPECT_EQ(FirstFreeProfilePath("", "fib", {}).find('/'), std::string::npos);
+}
+
+TEST(OutputNaming, RelatedProfilesSitNextToTheMainOne) {
+  TempDir dir;
+  EXPECT_EQ(RelatedProfilePath(dir.File("run.cilkprof"), 77, {}), dir.File("run.77.cilkprof"));
+  WriteFile(dir.File("run.77.cilkprof"), "x");
+  EXPECT_EQ(RelatedProfilePath(dir.File("run.cilkprof"), 77, {}), dir.File("run.77.1.cilkprof"));
+  EXPECT_EQ(RelatedProfilePath(dir.File("out.data"), 5, {}), dir.File("out.data.5.cilkprof"));
+}
+
+TEST(OutputNaming, StemIsASafeBasename) {
+  EXPECT_EQ(ProfileStem("/usr/bin/python3.11"), "python3.11");
+  EXPECT_EQ(ProfileStem("./my prog"), "my_prog");
+  EXPECT_EQ(ProfileStem("/x/.hidden"), "hidden");
+  EXPECT_EQ(ProfileStem(""), "program");
+}
+
+TEST(Period, ParsesUnitsAndRejectsTheRest) {
+  EXPECT_EQ(*ParsePeriod("1ms"), 1'000'000u);
+  EXPECT_EQ(*ParsePeriod("500us"), 500'000u);
+  EXPECT_EQ(*ParsePeriod("0.5ms"), 500'000u);
+  EXPECT_EQ(*ParsePeriod("2s"), 2'000'000'000u);
+  EXPECT_EQ(*ParsePeriod("250000ns"), 250'000u);
+  for (const char* bad : {"", "3", "1 ms", "ms", "1min", "-1ms", "1us", "11s", "nanms"}) {
+    EXPECT_FALSE(ParsePeriod(bad).ok()) << bad;
+  }
+  EXPECT_NE(ParsePeriod("3").status().message().find("unit"), std::string::npos);
+  EXPECT_EQ(*PeriodFromFrequency(1000), 1'000'000u);
+  EXPECT_EQ(*PeriodFromFrequency(99), 10'101'010u);
+  EXPECT_FALSE(PeriodFromFrequency(0).ok());
+  EXPECT_FALSE(PeriodFromFrequency(-5).ok());
+  EXPECT_FALSE(PeriodFromFrequency(1e6).ok());
+}
+
+TEST(ProgramCheck, FindsProgramsLikeExecvp) {
+  const ProgramCheck sh = CheckProgram("sh", "/nonexistent:/bin:/usr/bin");
+  EXPECT_TRUE(sh.error.empty()) << sh.error;
+  EXPECT_EQ(sh.path, "/bin/sh");
+  const ProgramCheck missing = CheckProgram("no-such-program-xyz", "/bin:/usr/bin");
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.error.find("not found"), std::string::npos);
+  EXPECT_EQ(CheckProgram("/nonexistent/prog", nullptr).exit_code, 127);
+}
+
+TEST(ProgramCheck, RejectsWhatTheAgentCannotBePreloadedInto) {
+  TempDir dir;
+  WriteFile(dir.File("data.txt"), "hello\n", 0644);
+  const ProgramCheck plain = CheckProgram(dir.File("data.txt"), nullptr);
+  EXPECT_EQ(plain.exit_code, 126);
+  EXPECT_NE(plain.error.find("not executable"), std::string::npos) << plain.error;
+
+  WriteFile(dir.File("text"), "just text\n", 0755);
+  const ProgramCheck text = CheckProgram(dir.File("text"), nullptr);
+  EXPECT_EQ(text.exit_code, 126);
+  EXPECT_NE(text.error.find("neither an ELF"), std::string::npos) << text.error;
+
+  const ProgramCheck directory = CheckProgram(dir.path(), nullptr);
+  EXPECT_EQ(directory.exit_code, 126);
+  EXPECT_NE(directory.error.find("directory"), std::string::npos);
+
+  WriteFile(dir.File("script.sh"), "#!/bin/sh\necho hi\n", 0755);
+  EXPECT_TRUE(CheckProgram(dir.File("script.sh"), nullptr).error.empty());
+  WriteFile(dir.File("bad_interp.sh"), "#!/nonexistent/shell\n", 0755);
+  const ProgramCheck interp = CheckProgram(dir.File("bad_interp.sh"), nullptr);
+  EXPECT_EQ(interp.exit_code, 126);
+  EXPECT_NE(interp.error.find("interpreter"), std::string::npos);
+
+  // A truncated ELF header is not an executable we can judge: refuse, do not crash.
+  WriteFile(dir.File("short_elf"), std::string("\x7f" "ELF\x02", 5), 0755);
+  EXPECT_EQ(CheckProgram(dir.File("short_elf"), nullptr).exit_code, 126);
+}
+
+TEST(ProgramCheck, RefusesStaticBinaries) {
+  if (std::string(CILKPROF_TEST_STATIC_PROGRAM).empty()) GTEST_SKIP() << "the toolchain cannot link -static";
+  const ProgramCheck check = CheckProgram(CILKPROF_TEST_STATIC_PROGRAM, nullptr);
+  EXPECT_EQ(check.exit_code, 126);
+  EXPECT_NE(check.error.find("static binary: the agent cannot be preloaded into it; relink it dynamically"),
+            std::string::npos) << check.error;
+}
+
+TEST(AgentLocator, OverrideThenBuildTreeThenInstalled) {
+  TempDir root;
+  ::mkdir(root.File("bin").c_str(), 0755);
+  ::mkdir(root.File("lib").c_str(), 0755);
+  ::mkdir(root.File("lib/cilkprof").c_str(), 0755);
+  const std::string bin = root.File("bin");
+  EXPECT_FALSE(LocateAgent(nullptr, bin, "/nonexistent").ok());
+  EXPECT_NE(LocateAgent(nullptr, bin, "/nonexistent").status().message().find("CILKPROF_AGENT"), std::string::npos);
+  WriteFile(root.File("lib/cilkprof/libcilkprof_agent.so"), "x");
+  EXPECT_EQ(*LocateAgent(nullptr, bin, "/nonexistent"), root.File("lib/cilkprof/libcilkprof_agent.so"));
+  WriteFile(root.File("lib/libcilkprof_agent.so"), "x");
+  EXPECT_EQ(*LocateAgent(nullptr, bin, "/nonexistent"), root.File("lib/libcilkprof_agent.so"));
+  EXPECT_EQ(*LocateAgent(root.File("lib/cilkprof/libcilkprof_agent.so").c_str(), bin, ""),
+            root.File("lib/cilkprof/libcilkprof_agent.so"));
+  auto missing = LocateAgent("/nonexistent/agent.so", bin, "");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/agent.so"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cilkprof::cli
