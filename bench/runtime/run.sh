@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runtime benchmarks: per-spawn cost, no-tool hook cost, and fib / matmul on our
+# runtime, oneTBB task_group and OpenMP tasks (LLVM libomp via clang-14), with 1
+# and 2 workers, medians of alternating runs; then T1/Ts and 2-worker speedup of
+# the example programs if they are built.
+#   bench/runtime/run.sh [build-dir] [runs]      (default build/runtime, 5 runs)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${1:-$ROOT/build/runtime}
+RUNS=${2:-5}
+FIB_N=${FIB_N:-32}
+MATMUL_N=${MATMUL_N:-1024}
+
+cmake --build "$BUILD" --target bench_runtime >/dev/null
+BIN=$BUILD/bin
+OMP_DIR=$BUILD/bench/runtime/omp
+mkdir -p "$OMP_DIR"
+for p in fib matmul; do
+  clang++-14 -std=c++20 -O2 -g -fopenmp=libomp -DUSE_OMP "$ROOT/bench/runtime/$p.cpp" -o "$OMP_DIR/bench_${p}_omp" \
+    -L/usr/lib/llvm-14/lib -Wl,-rpath,/usr/lib/llvm-14/lib
+done
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo "== machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== spawn cost (ns), 1 worker"
+CILK_NWORKERS=1 "$BIN/bench_cilk_spawn_cost"
+
+echo "== side by side: median seconds of $RUNS alternating runs"
+printf '%-8s %-7s %-6s %10s %10s %10s %9s %9s\n' program workers size cilk tbb omp tbb/cilk omp/cilk
+for program in fib matmul; do
+  size=$FIB_N; [[ $program == matmul ]] && size=$MATMUL_N
+  for workers in 1 2; do
+    declare -A t=([cilk]="" [tbb]="" [omp]="")
+    for ((r = 0; r < RUNS; r++)); do
+      for rt in cilk tbb omp; do
+        exe=$BIN/bench_${program}_$rt; [[ $rt == omp ]] && exe=$OMP_DIR/bench_${program}_omp
+        s=$(CILK_NWORKERS=$workers OMP_NUM_THREADS=$workers "$exe" "$size" | awk '{print $4}')
+        t[$rt]+="$s "
+      done
+    done
+    c=$(tr ' ' '\n' <<<"${t[cilk]}" | grep . | median)
+    b=$(tr ' ' '\n' <<<"${t[tbb]}" | grep . | median)
+    o=$(tr ' ' '\n' <<<"${t[omp]}" | grep . | median)
+    printf '%-8s %-7s %-6s %10.4f %10.4f %10.4f %9.2f %9.2f\n' "$program" "$workers" "$size" "$c" "$b" "$o" \
+      "$(echo "$b / $c" | bc -l)" "$(echo "$o / $c" | bc -l)"
+  done
+done
+
+# Work efficiency and speedup of the example programs (built by the examples helper).
+EX=${EXAMPLES_BIN:-$BIN}
+echo "== examples: T1/Ts and speedup T1/T2 (median wall seconds reported by time)"
+for name in fib matmul cilksort nqueens rectmul strassen; do
+  [[ -x $EX/$name && -x $EX/${name}_serial ]] || continue
+  ts=(); t1=(); t2=()
+  for ((r = 0; r < RUNS; r++)); do
+    ts+=("$( { /usr/bin/time -f %e "$EX/${name}_serial" >/dev/null; } 2>&1 | tail -1)")
+    t1+=("$( { CILK_NWORKERS=1 /usr/bin/time -f %e "$EX/$name" >/dev/null; } 2>&1 | tail -1)")
+    t2+=("$( { CILK_NWORKERS=2 /usr/bin/time -f %e "$EX/$name" >/dev/null; } 2>&1 | tail -1)")
+  done
+  s=$(printf '%s\n' "${ts[@]}" | median); a=$(printf '%s\n' "${t1[@]}" | median); b=$(printf '%s\n' "${t2[@]}" | median)
+  printf '%-10s Ts=%-7s T1=%-7s T2=%-7s T1/Ts=%.2f T1/T2=%.2f\n' "$name" "$s" "$a" "$b" \
+    "$(echo "$a / $s" | bc -l)" "$(echo "$a / $b" | bc -l)"
+done
