@@ -106,27 +106,35 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   return env;
 }
 
-// Chooses every profile's file name; called on the aggregator's writer thread.
+// Chooses every profile's file name; called on the aggregator's writer thread, in the
+// order processes end. The program itself (the first connection) gets the main name
+// whatever order they end in; forked or exec'd images get "<main>.<pid>.cilkprof".
 class Naming {
  public:
   Naming(std::string explicit_path, bool force, std::string stem)
-      : explicit_(std::move(explicit_path)), force_(force), stem_(std::move(stem)) {}
+      : explicit_(std::move(explicit_path)), force_(force), stem_(std::move(stem)) {
+    main_ = explicit_.empty() ? FirstFreeProfilePath("", stem_, {}) : explicit_;
+  }
 
   std::string PathFor(const aggregator::ProcessKey& process) {
     std::lock_guard lock(mutex_);
     std::string path;
-    if (main_.empty()) {
-      if (!explicit_.empty()) {
-        path = explicit_;
-        // --force: the user asked to replace it; the writer never replaces.
-        if (force_ && Exists(path)) ::unlink(path.c_str());
-        if (Exists(path)) path = RelatedProfilePath(explicit_, process.pid, taken_);
-      } else {
-        path = FirstFreeProfilePath("", stem_, taken_);
+    if (process.sequence == 0 && !main_used_) {
+      main_used_ = true;
+      path = main_;
+      if (Exists(path)) {
+        if (!explicit_.empty() && force_) {
+          ::unlink(path.c_str());  // the user asked to replace it; the writer never replaces
+        }
+        if (Exists(path)) {  // taken while the program ran
+          path = explicit_.empty() ? FirstFreeProfilePath("", stem_, taken_)
+                                   : RelatedProfilePath(main_, process.pid, taken_);
+        }
       }
-      main_ = path;
     } else {
-      path = RelatedProfilePath(main_, process.pid, taken_);
+      std::set<std::string> taken = taken_;
+      taken.insert(main_);
+      path = RelatedProfilePath(main_, process.pid, taken);
     }
     taken_.insert(path);
     return path;
@@ -138,6 +146,7 @@ class Naming {
   bool force_;
   std::string stem_;
   std::string main_;
+  bool main_used_ = false;
   std::set<std::string> taken_;
 };
 
