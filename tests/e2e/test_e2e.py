@@ -242,7 +242,7 @@ class DaemonUnderGarbageTest(unittest.TestCase):
                     size = rng.choice([1, 3, 4, 7, 100, 5000])
                     payload = bytes(rng.getrandbits(8) for _ in range(size))
                     if rng.random() < 0.3:  # a plausible length prefix followed by junk
-                        payload = (len(payload) + rng.randint(-2, 2)).to_bytes(4, "little", signed=False) + payload
+                        payload = max(0, len(payload) + rng.randint(-2, 2)).to_bytes(4, "little") + payload
                     try:
                         s.sendall(payload)
                     except OSError:
