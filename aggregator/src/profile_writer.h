@@ -1,0 +1,54 @@
+// The aggregator's writer thread: builds, symbolizes and writes the profile of each
+// finished connection, in the order connections end (internal to the server).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cilkprof/aggregator/server.h"
+#include "cilkprof/aggregator/session.h"
+#include "cilkprof/aggregator/symbol_source.h"
+
+namespace cilkprof::aggregator::internal {
+
+// Work handed from a finished connection to the writer thread.
+struct FinishedSession {
+  std::unique_ptr<Session> session;
+  ProcessKey key;
+  uint64_t end_unix_ns = 0;
+};
+
+// One thread, so symbolization (slow, and SymbolSources are single-threaded) never
+// stalls the I/O thread. Profiles go where options.output_path says, never over an
+// existing file; options.on_written hears of each.
+class ProfileWriter {
+ public:
+  // `options` must outlive the writer.
+  ProfileWriter(const AggregatorOptions& options, SymbolSourceFactory symbols);
+  ~ProfileWriter();
+
+  void Submit(FinishedSession work);
+  // Writes everything submitted so far, then stops the thread. Idempotent.
+  void StopAndJoin();
+  // Every profile written (or failed) so far, in order.
+  std::vector<WrittenProfile> written() const;
+
+ private:
+  void Run();
+  WrittenProfile Write(const FinishedSession& work);
+
+  const AggregatorOptions& options_;
+  SymbolSourceFactory symbols_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<FinishedSession> queue_;
+  std::vector<WrittenProfile> written_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
+
+}  // namespace cilkprof::aggregator::internal
