@@ -88,7 +88,7 @@ __attribute__((noinline)) void Spawner(ParentView* parent, ChildView* child) {
     child->segment = me->segment;
     child->copy = *me->segment;
     child->local_address = reinterpret_cast<uintptr_t>(&child_local);
-    child->working = *g_runtime_view->working;
+    child->working = __atomic_load_n(g_runtime_view->working, __ATOMIC_RELAXED);  // another thread writes it
   });
   parent->worker_after_spawn = Me()->worker_id;
   s.sync();
