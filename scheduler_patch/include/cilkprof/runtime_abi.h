@@ -103,7 +103,10 @@ typedef struct cilkprof_runtime {
   uint32_t abi_version;                /* CILKPROF_RUNTIME_ABI_VERSION             */
   const char* name;                    /* "cilk-model", ...                         */
   const volatile uint32_t* workers;    /* number of worker threads started          */
-  const volatile uint32_t* working;    /* workers now in CILKPROF_STATE_WORKING     */
+  /* Workers not IDLE (WORKING or OVERHEAD). Counting WORKING alone would cost two
+   * shared-counter updates per spawn; OVERHEAD is short, so n_idle = workers - working
+   * is what idleness blame needs. */
+  const volatile uint32_t* working;
   /* The calling thread's worker record, or NULL if it is not a worker. Async-signal-
    * safe. */
   cilkprof_worker_t* (*current_worker)(void);
