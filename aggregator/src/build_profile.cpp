@@ -119,6 +119,13 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     totals->set_partial_unwinds(totals->partial_unwinds() + state.counters.partial_unwinds());
     totals->set_dropped_reentrant(totals->dropped_reentrant() + state.counters.dropped_reentrant());
     totals->set_dropped_no_memory(totals->dropped_no_memory() + state.counters.dropped_no_memory());
+    totals->set_idle_samples(totals->idle_samples() + state.counters.idle_samples());
+    totals->set_idle_ns(totals->idle_ns() + state.counters.idle_ns());
+    totals->set_overhead_samples(totals->overhead_samples() + state.counters.overhead_samples());
+    totals->set_unattributed_overhead(totals->unattributed_overhead() +
+                                      state.counters.unattributed_overhead());
+    totals->set_probe_samples(totals->probe_samples() + state.counters.probe_samples());
+    totals->set_probe_partial(totals->probe_partial() + state.counters.probe_partial());
   }
   totals->set_connections_dropped(drop_reasons_.empty() ? 0 : 1);
   return out;

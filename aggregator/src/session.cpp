@@ -229,6 +229,12 @@ void Session::MergeDelta(const wire::Delta& delta) {
       sum.set_dropped_reentrant(sum.dropped_reentrant() + in.dropped_reentrant());
       sum.set_dropped_no_memory(sum.dropped_no_memory() + in.dropped_no_memory());
       sum.set_cpu_ns(sum.cpu_ns() + in.cpu_ns());
+      sum.set_idle_samples(sum.idle_samples() + in.idle_samples());
+      sum.set_idle_ns(sum.idle_ns() + in.idle_ns());
+      sum.set_overhead_samples(sum.overhead_samples() + in.overhead_samples());
+      sum.set_unattributed_overhead(sum.unattributed_overhead() + in.unattributed_overhead());
+      sum.set_probe_samples(sum.probe_samples() + in.probe_samples());
+      sum.set_probe_partial(sum.probe_partial() + in.probe_partial());
     }
     if (thread.exited()) state.exited = true;
   }
