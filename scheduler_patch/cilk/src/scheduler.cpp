@@ -232,6 +232,8 @@ void RunFromScheduler(Runtime& rt, Worker* self, Target target) {
   Message go{MessageKind::kFromScheduler};
   while (target.fctx != nullptr) {
     SetBusy(self, CILKPROF_STATE_OVERHEAD);
+    // The profiler: during the switch, `segment` names the stack being entered.
+    self->record.segment = &target.stack->segment;
     const cilk::detail::transfer back = SwitchTo(target.fctx, target.stack, &go, /*dying=*/false);
     SetState(self, CILKPROF_STATE_OVERHEAD);
     self->record.segment = nullptr;
@@ -466,6 +468,9 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, cil
   void* child = boost::context::detail::make_fcontext(
       reinterpret_cast<void*>(segment.stack_hi), segment.stack_hi - segment.stack_lo,
       reinterpret_cast<void (*)(boost::context::detail::transfer_t)>(reinterpret_cast<void*>(entry)));
+  // The profiler: during the switch, `segment` names the stack being entered (the
+  // child's), so an OVERHEAD sample there is charged to this spawn.
+  worker->record.segment = &segment;
   worker = rt::OnStrandResumed(rt::SwitchTo(child, &fiber->stack, &request, /*dying=*/false));
   rt::RunStrandOn(worker, parent_stack);
   CILKPROF_HOOK(g_hooks, continuation, &scope->tool);

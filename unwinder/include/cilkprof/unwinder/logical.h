@@ -1,0 +1,76 @@
+// Logical unwinding: splices the stack segments of a cactus stack into the calling
+// context the programmer wrote.
+//
+// A sample interrupts a strand running on some stack segment (a fiber, or the native
+// stack of the thread that entered the runtime; cilkprof/runtime_abi.h). The logical
+// path is: the strand's own frames up to its segment's entry trampoline; then the
+// function that spawned the segment, at its spawn site (from the segment's saved spawn
+// registers), and that function's callers up to *its* segment's entry; and so on up
+// the parent chain; on the root segment the walk continues physically up to main and
+// beyond, as a physical profile would. The innermost frame of each spawned segment
+// (the child function directly above the trampoline) carries Edge::kSpawn.
+//
+// Elided code: frames whose pc lies in one of `elided` ranges (the runtime's code, the
+// agent's own) are never recorded, wherever they appear. A sample taken while the
+// runtime works on behalf of a strand (spawn, sync) thus lands on the user's spawn or
+// sync site.
+//
+// Which segment a walk starts in: the innermost segment of `segment`'s parent chain
+// whose stack holds the interrupted sp (during a context switch the runtime's
+// published segment may name a stack the thread has not reached yet or has already
+// left). When no segment of the chain holds sp:
+//   - `segment` is null (a thread outside the runtime, or a program without one):
+//     an ordinary physical walk, with elision;
+//   - otherwise, in overhead mode, the walk starts at `segment`'s spawn point (the
+//     scheduling work belongs to the spawn that created the stack being entered), or,
+//     for a root segment, records nothing and sets `unattributed`;
+//   - outside overhead mode the walk is physical and marked partial.
+// A walk that reaches the bottom of a child segment without crossing its entry
+// trampoline is inside the runtime's bottom-of-fiber code (starting or ending a child):
+// in overhead mode that segment's frames are dropped and the walk goes on at its spawn
+// point; otherwise the path is partial.
+//
+// Signal safety: async-signal-safe, under the fault guard (a corrupt stack or segment
+// yields a partial path). Same frame conventions as Unwind() (unwinder.h).
+#pragma once
+
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "cilkprof/runtime_abi.h"
+#include "cilkprof/unwinder/unwinder.h"
+
+namespace cilkprof::unwinder {
+
+struct CodeRange {
+  uintptr_t lo = 0;
+  uintptr_t hi = 0;  // exclusive
+  bool Contains(uintptr_t pc) const { return pc >= lo && pc < hi; }
+};
+
+struct LogicalRequest {
+  Mode mode = Mode::kDwarf;
+  const ucontext_t* context = nullptr;
+  // The running strand's innermost segment (cilkprof_worker_t::segment), or null.
+  const cilkprof_segment_t* segment = nullptr;
+  // The sample was taken in the OVERHEAD state: attribute it to the spawn or sync
+  // site that caused the scheduling work (see above).
+  bool overhead = false;
+  const CodeRange* elided = nullptr;
+  uint32_t elided_count = 0;
+};
+
+struct LogicalResult {
+  uint32_t depth = 0;
+  bool partial = false;       // the walk stopped early (fault, bad frame, lost segment)
+  bool truncated = false;     // max_frames was reached
+  bool unattributed = false;  // overhead with no logical context (scheduler code only)
+  uint32_t segments = 0;      // segments spliced (0: no segment involved)
+};
+
+// Bound on the parent chain followed (a corrupt chain cannot loop forever).
+inline constexpr uint32_t kMaxSegmentChain = 1u << 16;
+
+LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32_t max_frames);
+
+}  // namespace cilkprof::unwinder

@@ -1,0 +1,220 @@
+// UnwindLogical(): physical cursors spliced across the segments of a cactus stack.
+// The contract is in cilkprof/unwinder/logical.h; the design in docs/UNWINDER.md.
+#include <atomic>
+
+#include "cilkprof/unwinder/cursor.h"
+#include "cilkprof/unwinder/fault_guard.h"
+#include "cilkprof/unwinder/logical.h"
+
+namespace cilkprof::unwinder {
+namespace {
+
+// Lives in UnwindLogical()'s frame, outside the guarded functions, so that what was
+// recorded survives the jump back from a fault.
+struct WalkState {
+  const LogicalRequest* request;
+  Frame* frames;
+  uint32_t max_frames;
+  volatile uint32_t depth;
+  volatile bool partial;
+  volatile bool truncated;
+  volatile bool unattributed;
+  volatile uint32_t segments;
+};
+
+// Same discipline as Record() in unwind.cc: the frame is in memory before depth
+// counts it, and both before the next (possibly faulting) read of the stack.
+void Record(WalkState* state, uintptr_t pc) {
+  const uint32_t depth = state->depth;
+  state->frames[depth].pc = pc;
+  state->frames[depth].edge = Edge::kCall;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  state->depth = depth + 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+bool Elided(const LogicalRequest& request, uintptr_t pc) {
+  for (uint32_t i = 0; i < request.elided_count; ++i) {
+    if (request.elided[i].Contains(pc)) return true;
+  }
+  return false;
+}
+
+// A segment's fields, read once (they may fault: guarded callers only).
+struct SegmentView {
+  const cilkprof_segment_t* self = nullptr;
+  const cilkprof_segment_t* parent = nullptr;
+  uintptr_t stack_lo = 0, stack_hi = 0, entry_lo = 0, entry_hi = 0;
+  bool child() const { return self != nullptr && parent != nullptr; }
+};
+
+SegmentView Read(const cilkprof_segment_t* segment) {
+  SegmentView v;
+  if (segment == nullptr) return v;
+  v.self = segment;
+  v.parent = segment->parent;
+  v.stack_lo = segment->stack_lo;
+  v.stack_hi = segment->stack_hi;
+  v.entry_lo = segment->entry_lo;
+  v.entry_hi = segment->entry_hi;
+  return v;
+}
+
+// The innermost segment of the chain whose stack holds sp, or null.
+const cilkprof_segment_t* SegmentHolding(const cilkprof_segment_t* head, uintptr_t sp) {
+  uint32_t steps = 0;
+  for (const cilkprof_segment_t* s = head; s != nullptr && steps < kMaxSegmentChain;
+       s = s->parent, ++steps) {
+    if (sp >= s->stack_lo && sp < s->stack_hi) return s;
+  }
+  return nullptr;
+}
+
+enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncated };
+
+// Records the frames of one segment, from the cursor's current frame outward, until
+// the segment's entry trampoline (child segments), the stack's edge, the end of the
+// chain, a bad frame, or max_frames.
+template <class Cursor>
+SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* state) {
+  for (;;) {
+    const uintptr_t pc = RecordedPc(cursor);
+    if (segment.child()) {
+      if (pc >= segment.entry_lo && pc < segment.entry_hi) return SegmentEnd::kEntry;
+      const uintptr_t sp = cursor.sp();
+      if (sp < segment.stack_lo || sp >= segment.stack_hi) return SegmentEnd::kLeftStack;
+    }
+    if (!Elided(*state->request, pc)) {
+      if (state->depth == state->max_frames) {
+        state->truncated = true;
+        return SegmentEnd::kTruncated;
+      }
+      Record(state, pc);
+    }
+    const StepResult step = cursor.Step();
+    if (step == StepResult::kEnd) return SegmentEnd::kEnd;
+    if (step == StepResult::kBadFrame) return SegmentEnd::kBadFrame;
+  }
+}
+
+// The whole logical walk. The cursor is already initialized from the signal context.
+template <class Cursor>
+void WalkLogical(Cursor& cursor, WalkState* state) {
+  const LogicalRequest& request = *state->request;
+  SegmentView segment;
+  if (request.segment != nullptr) {
+    const cilkprof_segment_t* holding = SegmentHolding(request.segment, cursor.sp());
+    if (holding != nullptr) {
+      segment = Read(holding);
+    } else if (!request.overhead) {
+      state->partial = true;  // a strand's sp outside its own stacks: trust nothing
+      segment = SegmentView{};
+    } else {
+      // A context switch or the scheduler's own stack: the scheduling work belongs to
+      // the spawn that created the stack being entered (or to nobody, at the root).
+      const SegmentView published = Read(request.segment);
+      if (!published.child()) {
+        state->unattributed = true;
+        return;
+      }
+      state->segments = state->segments + 1;
+      if (!cursor.InitFromSavedRegs(request.segment->spawn)) {
+        state->partial = true;
+        return;
+      }
+      segment = Read(published.parent);
+    }
+  }
+  for (;;) {
+    const uint32_t segment_start = state->depth;
+    const SegmentEnd end = WalkSegment(cursor, segment, state);
+    if (end == SegmentEnd::kTruncated) return;
+    if (!segment.child()) {
+      // The root segment, or no runtime: a physical walk to the outermost frame.
+      if (end != SegmentEnd::kEnd) state->partial = true;
+      return;
+    }
+    if (end == SegmentEnd::kEntry) {
+      if (state->depth > segment_start) {
+        state->frames[state->depth - 1].edge = Edge::kSpawn;
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+      }
+    } else if (request.overhead) {
+      // The bottom of a child fiber below its trampoline: the runtime starting or
+      // ending the child. Its frames are the runtime's; the spawn is the cause.
+      state->depth = segment_start;
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      state->partial = true;
+      return;
+    }
+    if (state->segments >= kMaxSegmentChain) {
+      state->partial = true;
+      return;
+    }
+    state->segments = state->segments + 1;
+    if (!cursor.InitFromSavedRegs(segment.self->spawn)) {
+      state->partial = true;
+      return;
+    }
+    segment = Read(segment.parent);
+  }
+}
+
+void GuardedDwarfWalk(void* arg) {
+  auto* state = static_cast<WalkState*>(arg);
+  DwarfCursor cursor;
+  if (!cursor.InitFromContext(state->request->context)) {
+    state->partial = true;
+    return;
+  }
+  WalkLogical(cursor, state);
+}
+
+struct FramePointerWalk {
+  FramePointerCursor cursor;
+  WalkState* state;
+};
+
+void GuardedLeafProbe(void* arg) { static_cast<FramePointerWalk*>(arg)->cursor.ProbeFramelessLeaf(); }
+
+void GuardedFramePointerWalk(void* arg) {
+  auto* walk = static_cast<FramePointerWalk*>(arg);
+  WalkLogical(walk->cursor, walk->state);
+}
+
+GuardOutcome WalkFramePointers(WalkState* state) {
+  FramePointerWalk walk;
+  walk.state = state;
+  // Reads only the ucontext itself, which the kernel wrote: cannot fault.
+  if (!walk.cursor.InitFromContext(state->request->context)) {
+    state->partial = true;
+    return GuardOutcome::kCompleted;
+  }
+  const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
+  if (probe == GuardOutcome::kReentered) return probe;
+  return RunGuarded(GuardedFramePointerWalk, &walk);
+}
+
+}  // namespace
+
+LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32_t max_frames) {
+  LogicalResult result;
+  if (request.context == nullptr || frames == nullptr || max_frames == 0) {
+    result.partial = request.context == nullptr;
+    result.truncated = request.context != nullptr;
+    return result;
+  }
+  WalkState state{&request, frames, max_frames, 0, false, false, false, 0};
+  const GuardOutcome outcome = request.mode == Mode::kFramePointer
+                                   ? WalkFramePointers(&state)
+                                   : RunGuarded(GuardedDwarfWalk, &state);
+  result.depth = state.depth;
+  result.partial = state.partial || outcome != GuardOutcome::kCompleted;
+  result.truncated = state.truncated;
+  result.unattributed = state.unattributed && outcome == GuardOutcome::kCompleted;
+  result.segments = state.segments;
+  return result;
+}
+
+}  // namespace cilkprof::unwinder
