@@ -30,7 +30,7 @@ const ex::Program kProgram{
     "recursive block algorithm: parallel triangular solve, parallel symmetric update\n"
     "(three independent sub-updates), 64 x 64 serial base case. Verified by checking\n"
     "L (L^T x) == A x for random vectors x.",
-    {{"n", "matrix dimension", 2048, 1, 8192}}};
+    {{"n", "matrix dimension", 4096, 1, 8192}}};
 
 constexpr long kBlock = ex::kBlockSize;
 

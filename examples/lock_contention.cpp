@@ -41,7 +41,7 @@ inline std::uint64_t hash_rounds(std::uint64_t seed, long rounds) {
 
 class SharedHistogram {
  public:
-  SharedHistogram(long inside) : inside_(inside) {}
+  explicit SharedHistogram(long inside) : inside_(inside) {}
 
   // The critical section: the hashing that decides the bucket happens with the
   // lock held, which is what makes it long.

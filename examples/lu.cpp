@@ -26,7 +26,7 @@ const ex::Program kProgram{
     "LU-decomposes a random diagonally dominant n x n matrix without pivoting by the Cilk-5\n"
     "recursive block algorithm (parallel triangular solves and Schur-complement updates,\n"
     "64 x 64 serial base case). Verified by checking L (U x) == A x for random vectors x.",
-    {{"n", "matrix dimension", 2048, 1, 8192}}};
+    {{"n", "matrix dimension", 2560, 1, 8192}}};
 
 constexpr long kBlock = ex::kBlockSize;
 

@@ -21,7 +21,7 @@ const ex::Program kProgram{
     "Multiplies two random n x n matrices with the Cilk-5 recursive quadrant algorithm\n"
     "(two phases of four spawned quadrant products; 64 x 64 serial base case). Verified\n"
     "with Freivalds' randomized check (C x == A (B x)) and sampled entries.",
-    {{"n", "matrix dimension", 1536, 1, 8192}}};
+    {{"n", "matrix dimension", 2048, 1, 8192}}};
 
 // C (m x n) += A (m x k) B (k x n); all row-major with leading dimensions.
 __attribute__((noinline)) void matmul_add(const double* a, long lda, const double* b, long ldb,

@@ -24,7 +24,7 @@ const ex::Program kProgram{
     "half-size products per level, combined by a parallel_for; classical kernel at\n"
     "64 x 64 and below; zero-padding for other sizes. Verified with Freivalds'\n"
     "randomized check and sampled entries (tolerance scaled for Strassen's error growth).",
-    {{"n", "matrix dimension", 1536, 1, 8192}}};
+    {{"n", "matrix dimension", 2048, 1, 8192}}};
 
 constexpr long kCutoff = 64;
 
