@@ -49,6 +49,9 @@ struct Continuation;
 //   [guard page(s), PROT_NONE][usable stack: segment.stack_lo .. stack_hi][Fiber]
 struct Fiber {
   Stack stack;
+  // The fiber's loop (FiberLoop), suspended where it waits for its next child:
+  // what a spawn switches to. Made once, when the stack is mapped.
+  void* fctx = nullptr;
   Fiber* next_free = nullptr;
   void* map_base = nullptr;
   std::size_t map_size = 0;
@@ -57,6 +60,8 @@ struct Fiber {
   Continuation* parent = nullptr;
 };
 
+// A worker's private LIFO of free fibers: the most recently freed stack, whose top
+// pages are still in the cache, is the next one a spawn gets. Owner thread only.
 struct FiberCache {
   Fiber* head = nullptr;
   uint32_t count = 0;
@@ -99,9 +104,10 @@ struct Continuation {
   Continuation* next_ancestor = nullptr;
 };
 
-// transfer::data of a fresh child fiber.
+// transfer::data of a fiber when a spawn hands it a child.
 struct SpawnRequest {
   cilk::detail::spawn_request base;  // first: fiber_main reads base.closure
+  cilk::detail::fiber_entry entry;   // fiber_main<Fn, kMove>
   Continuation* continuation;
   Fiber* fiber;
 };
@@ -133,15 +139,44 @@ struct alignas(64) Worker {
   std::thread thread;
 };
 
+// Guard-paged fiber stacks (stack_pool.cpp). A spawn takes a fiber from its worker's
+// cache and the fiber goes back to the cache of the worker on which it ends, so the
+// fast paths below touch only the calling worker's own data. The shared free list
+// is used in batches, when a cache runs empty or full, under a mutex.
 class StackPool {
  public:
+  // Per-worker cache bound: deeper than the spawn depth of most programs, so a
+  // recursion that goes up and down stays inside its worker's cache.
+  static constexpr uint32_t kWorkerCacheLimit = 64;
+  // Fibers moved between a cache and the shared list at a time.
+  static constexpr uint32_t kBatch = kWorkerCacheLimit / 2;
+
   void Init(std::size_t usable_size, uint32_t workers);
-  Fiber* Allocate(FiberCache* cache);
-  void Release(FiberCache* cache, Fiber* fiber);
+  // `cache` may be null (worker 0's scheduler fiber).
+  Fiber* Allocate(FiberCache* cache) {
+    if (cache != nullptr && cache->head != nullptr) {
+      Fiber* fiber = cache->head;
+      cache->head = fiber->next_free;
+      --cache->count;
+      return fiber;
+    }
+    return AllocateSlow(cache);
+  }
+  void Release(FiberCache* cache, Fiber* fiber) {
+    if (cache != nullptr && cache->count < kWorkerCacheLimit) {
+      fiber->next_free = cache->head;
+      cache->head = fiber;
+      ++cache->count;
+      return;
+    }
+    ReleaseSlow(cache, fiber);
+  }
   std::size_t usable_size() const { return usable_size_; }
   std::size_t guard_size() const { return guard_size_; }
 
  private:
+  Fiber* AllocateSlow(FiberCache* cache);
+  void ReleaseSlow(FiberCache* cache, Fiber* fiber);
   Fiber* Map();
   void Unmap(Fiber* fiber);
 
@@ -193,6 +228,9 @@ CILK_HIDDEN Runtime& StartRuntime();
 
 // scheduler.cpp
 CILK_HIDDEN void WorkerThreadMain(Worker* worker);
+// The bottom function of every pooled fiber: runs one child per spawn that takes
+// the fiber, for as long as the fiber lives (its argument is a Boost transfer_t).
+CILK_HIDDEN void FiberLoop(cilk::detail::transfer from);
 CILK_HIDDEN void BindRoot(ScopeState* scope);
 
 // overflow_guard.cpp

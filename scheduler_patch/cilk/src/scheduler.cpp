@@ -18,11 +18,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "context_switch.hpp"
 #include "runtime.hpp"
-
-// Bounds of the section holding cilk_invoke_child (defined by the linker).
-extern "C" const char __start_cilk_trampoline_text[] __attribute__((visibility("hidden")));
-extern "C" const char __stop_cilk_trampoline_text[] __attribute__((visibility("hidden")));
 
 namespace cilk::rt {
 namespace {
@@ -40,7 +37,7 @@ inline cilk::detail::transfer SwitchTo(void* fctx, const Stack* to, void* messag
   sanitizer::SwitchState state;
   sanitizer::StartSwitch(&state, dying, to->segment.stack_lo, to->segment.stack_hi);
   sanitizer::SwitchTsanFiber(to->tsan_fiber);
-  const bctx::transfer_t t = bctx::jump_fcontext(fctx, message);
+  const bctx::transfer_t t = JumpFcontext(fctx, message);
   sanitizer::FinishSwitch(&state);
   return cilk::detail::transfer{t.fctx, t.data};
 }
@@ -58,6 +55,7 @@ inline Worker* OnStrandResumed(cilk::detail::transfer from) {
       worker->sched_fctx = from.fctx;
       break;
     case MessageKind::kFreeFiber:
+      message->fiber->fctx = from.fctx;  // its loop, waiting for the next child
       g_runtime->stacks.Release(&worker->cache, message->fiber);
       break;
     default:
@@ -206,6 +204,7 @@ Target HandleSchedulerMessage(Runtime& rt, Worker* self, cilk::detail::transfer 
   const Message* message = static_cast<const Message*>(from.data);
   switch (message->kind) {
     case MessageKind::kFreeFiber:
+      message->fiber->fctx = from.fctx;
       rt.stacks.Release(&self->cache, message->fiber);
       return {};
     case MessageKind::kParkAtSync: {
@@ -283,6 +282,37 @@ void UnbindRoot() {
   rt.entry_mutex.unlock();
 }
 
+// A child's function has returned on `fiber`: resume its parent if it was not
+// stolen; else count the child out of the parent's scope and resume the parent if
+// it waits at its sync for this last child; else go to the scheduler. Returns when
+// a later spawn takes this fiber for its child, with that spawn's request.
+cilk::detail::transfer EndChild(Fiber* fiber) {
+  Runtime& runtime = *g_runtime;
+  Worker* worker = CurrentWorker();
+  SetState(worker, CILKPROF_STATE_OVERHEAD);
+  ScopeState* scope = fiber->scope;
+  Continuation* expected = fiber->parent;
+  CILKPROF_HOOK(g_hooks, child_end, &scope->tool);
+
+  Message message{MessageKind::kFreeFiber, fiber};
+  if (Continuation* parent = worker->deque.Pop(); parent != nullptr) {
+    if (parent != expected) Fatal("cilk: internal error: the deque's newest entry is not the parent.\n");
+    if (!ForceSteal(runtime)) return SwitchTo(parent->fctx, parent->stack, &message, /*dying=*/false);
+    Continuation** link = &parent->ancestors;
+    worker->deque.DrainOldestFirst([&link](Continuation* older) {
+      *link = older;
+      link = &older->next_ancestor;
+    });
+    *link = nullptr;
+    PostForced(runtime, parent, worker->record.worker_id);
+  } else if (scope->join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The parent was stolen, is parked at its sync and this was its last child.
+    scope->join.store(1, std::memory_order_relaxed);
+    return SwitchTo(scope->resume_fctx, scope->resume_stack, &message, /*dying=*/false);
+  }
+  return SwitchTo(worker->sched_fctx, worker->sched_stack, &message, /*dying=*/false);
+}
+
 std::exception_ptr SyncChildren(ScopeState* scope, const void* callsite) {
   CILKPROF_HOOK(g_hooks, sync_begin, &scope->tool, callsite);
   if (scope->join.load(std::memory_order_acquire) != 1) {
@@ -304,6 +334,16 @@ std::exception_ptr SyncChildren(ScopeState* scope, const void* callsite) {
 }
 
 }  // namespace
+
+void FiberLoop(cilk::detail::transfer from) {
+  sanitizer::FinishSwitch(nullptr);  // first entry of a fresh context
+  for (;;) {
+    const auto* request = static_cast<const SpawnRequest*>(from.data);
+    Fiber* const fiber = request->fiber;
+    request->entry(from);  // fiber_main<Fn, kMove>: the child, start to end
+    from = EndChild(fiber);
+  }
+}
 
 void WorkerThreadMain(Worker* worker) {
   tls_worker = worker;
@@ -382,7 +422,6 @@ void scope_leave(scope_state* opaque) {
 }
 
 void* child_begin(transfer from) noexcept {
-  rt::sanitizer::FinishSwitch(nullptr);
   const auto* request = static_cast<const rt::SpawnRequest*>(from.data);
   rt::Continuation* parent = request->continuation;
   rt::Fiber* fiber = request->fiber;
@@ -400,38 +439,8 @@ void* child_begin(transfer from) noexcept {
   return fiber;
 }
 
-void child_end(void* child, std::exception_ptr& error) noexcept {
-  rt::Runtime& runtime = *g_runtime;
-  auto* fiber = static_cast<rt::Fiber*>(child);
-  rt::Worker* worker = CurrentWorker();
-  rt::SetState(worker, CILKPROF_STATE_OVERHEAD);
-  rt::ScopeState* scope = fiber->scope;
-  rt::Continuation* expected = fiber->parent;
-  if (error) rt::RecordError(scope, error);
-  CILKPROF_HOOK(g_hooks, child_end, &scope->tool);
-
-  rt::Message message{rt::MessageKind::kFreeFiber, fiber};
-  if (rt::Continuation* parent = worker->deque.Pop(); parent != nullptr) {
-    if (parent != expected) rt::Fatal("cilk: internal error: the deque's newest entry is not the parent.\n");
-    if (!rt::ForceSteal(runtime)) {
-      rt::SwitchTo(parent->fctx, parent->stack, &message, /*dying=*/true);
-      __builtin_unreachable();
-    }
-    rt::Continuation** link = &parent->ancestors;
-    worker->deque.DrainOldestFirst([&link](rt::Continuation* older) {
-      *link = older;
-      link = &older->next_ancestor;
-    });
-    *link = nullptr;
-    rt::PostForced(runtime, parent, worker->record.worker_id);
-  } else if (scope->join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    // The parent was stolen, is parked at its sync and this was its last child.
-    scope->join.store(1, std::memory_order_relaxed);
-    rt::SwitchTo(scope->resume_fctx, scope->resume_stack, &message, /*dying=*/true);
-    __builtin_unreachable();
-  }
-  rt::SwitchTo(worker->sched_fctx, worker->sched_stack, &message, /*dying=*/true);
-  __builtin_unreachable();
+void child_error(void* child, std::exception_ptr& error) noexcept {
+  rt::RecordError(static_cast<rt::Fiber*>(child)->scope, error);
 }
 
 }  // namespace cilk::detail
@@ -444,7 +453,9 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"))) void cilk_
   cilk::rt::SetState(CurrentWorker(), CILKPROF_STATE_OVERHEAD);  // the child may have moved
 }
 
-// Called by cilk_spawn_shim with the spawn point's registers.
+// Called by cilk_spawn_shim with the spawn point's registers. The fast path: a
+// fiber from the worker's cache, its segment filled in, one switch to its loop;
+// the next switch back (normally from the child's end, on this worker) resumes here.
 extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, cilk::detail::fiber_entry entry,
                                           void* closure, const cilkprof_saved_regs_t* spawn_point) {
   namespace rt = cilk::rt;
@@ -453,25 +464,17 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, cil
   rt::SetState(worker, CILKPROF_STATE_OVERHEAD);
   CILKPROF_HOOK(g_hooks, spawn, &scope->tool, reinterpret_cast<const void*>(spawn_point->pc));
 
-  rt::Stack* parent_stack = rt::StackOf(worker->record.segment);
+  const cilkprof_segment_t* parent_segment = worker->record.segment;
   rt::Fiber* fiber = g_runtime->stacks.Allocate(&worker->cache);
-  cilkprof_segment_t& segment = fiber->stack.segment;
-  segment.parent = &parent_stack->segment;
-  segment.entry_lo = reinterpret_cast<uintptr_t>(__start_cilk_trampoline_text);
-  segment.entry_hi = reinterpret_cast<uintptr_t>(__stop_cilk_trampoline_text);
+  cilkprof_segment_t& segment = fiber->stack.segment;  // stack and entry bounds are set already
+  segment.parent = parent_segment;
   segment.spawn = *spawn_point;
 
   rt::Continuation continuation;
-  continuation.stack = parent_stack;
+  continuation.stack = rt::StackOf(parent_segment);
   continuation.scope = scope;
-  rt::SpawnRequest request{{closure}, &continuation, fiber};
-  void* child = boost::context::detail::make_fcontext(
-      reinterpret_cast<void*>(segment.stack_hi), segment.stack_hi - segment.stack_lo,
-      reinterpret_cast<void (*)(boost::context::detail::transfer_t)>(reinterpret_cast<void*>(entry)));
-  // The profiler: during the switch, `segment` names the stack being entered (the
-  // child's), so an OVERHEAD sample there is charged to this spawn.
-  worker->record.segment = &segment;
-  worker = rt::OnStrandResumed(rt::SwitchTo(child, &fiber->stack, &request, /*dying=*/false));
-  rt::RunStrandOn(worker, parent_stack);
+  rt::SpawnRequest request{{closure}, entry, &continuation, fiber};
+  worker = rt::OnStrandResumed(rt::SwitchTo(fiber->fctx, &fiber->stack, &request, /*dying=*/false));
+  rt::RunStrandOn(worker, continuation.stack);
   CILKPROF_HOOK(g_hooks, continuation, &scope->tool);
 }

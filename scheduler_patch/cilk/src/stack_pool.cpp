@@ -1,6 +1,8 @@
-// Guard-paged fiber stacks: mmap'ed once, recycled through a per-worker cache and a
-// global free list, unmapped only when the global list holds more than it needs.
-// Live fibers are bounded by (workers x spawn depth); cached ones by the limits here.
+// Guard-paged fiber stacks: mmap'ed once, recycled through a per-worker cache (the
+// inline fast paths in runtime.hpp) and a shared free list used in batches, unmapped
+// only when the shared list holds more than it needs. Live fibers are bounded by
+// (workers x spawn depth); cached ones by the limits here.
+#include <boost/context/detail/fcontext.hpp>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,10 +12,13 @@
 
 #include "runtime.hpp"
 
+// Bounds of the section holding cilk_invoke_child (defined by the linker).
+extern "C" const char __start_cilk_trampoline_text[] __attribute__((visibility("hidden")));
+extern "C" const char __stop_cilk_trampoline_text[] __attribute__((visibility("hidden")));
+
 namespace cilk::rt {
 namespace {
 
-constexpr uint32_t kWorkerCacheLimit = 8;
 constexpr std::size_t kGuardBytes = 64 * 1024;  // large frames still hit the guard
 
 std::size_t RoundUp(std::size_t value, std::size_t to) { return (value + to - 1) / to * to; }
@@ -25,7 +30,7 @@ void StackPool::Init(std::size_t usable_size, uint32_t workers) {
   usable_size_ = RoundUp(usable_size, page);
   guard_size_ = RoundUp(kGuardBytes, page);
   map_size_ = guard_size_ + usable_size_ + RoundUp(sizeof(Fiber), page);
-  global_limit_ = 4 * static_cast<std::size_t>(workers) + 16;
+  global_limit_ = static_cast<std::size_t>(kWorkerCacheLimit) * workers + 2 * kBatch;
 }
 
 Fiber* StackPool::Map() {
@@ -45,6 +50,14 @@ Fiber* StackPool::Map() {
   fiber->map_size = map_size_;
   fiber->stack.segment.stack_lo = reinterpret_cast<uintptr_t>(base) + guard_size_;
   fiber->stack.segment.stack_hi = reinterpret_cast<uintptr_t>(descriptor);
+  // Every child segment has the same entry range: set once here, not per spawn.
+  fiber->stack.segment.entry_lo = reinterpret_cast<uintptr_t>(__start_cilk_trampoline_text);
+  fiber->stack.segment.entry_hi = reinterpret_cast<uintptr_t>(__stop_cilk_trampoline_text);
+  // The fiber's loop, started by the first spawn that takes it (make_fcontext
+  // costs a few nanoseconds, mostly saving MXCSR: once per stack, not per spawn).
+  fiber->fctx = boost::context::detail::make_fcontext(
+      descriptor, usable_size_,
+      reinterpret_cast<void (*)(boost::context::detail::transfer_t)>(reinterpret_cast<void*>(&FiberLoop)));
   fiber->stack.tsan_fiber = sanitizer::CreateTsanFiber();
   return fiber;
 }
@@ -57,47 +70,61 @@ void StackPool::Unmap(Fiber* fiber) {
   munmap(base, size);
 }
 
-Fiber* StackPool::Allocate(FiberCache* cache) {
-  if (Fiber* fiber = cache != nullptr ? cache->head : nullptr; fiber != nullptr) {
-    cache->head = fiber->next_free;
-    --cache->count;
-    return fiber;
-  }
+// The calling worker's cache is empty: refill it with a batch from the shared list
+// (one lock for kBatch spawns), or map a new stack.
+Fiber* StackPool::AllocateSlow(FiberCache* cache) {
   {
     std::lock_guard<std::mutex> guard(mutex_);
     if (Fiber* fiber = global_; fiber != nullptr) {
       global_ = fiber->next_free;
       --global_count_;
+      for (uint32_t moved = 0; cache != nullptr && moved < kBatch && global_ != nullptr; ++moved) {
+        Fiber* extra = global_;
+        global_ = extra->next_free;
+        --global_count_;
+        extra->next_free = cache->head;
+        cache->head = extra;
+        ++cache->count;
+      }
       return fiber;
     }
   }
   return Map();
 }
 
-void StackPool::Release(FiberCache* cache, Fiber* fiber) {
-#ifdef CILK_TSAN
-  // A dead fiber's TSan shadow stack still holds its last frames: start afresh.
-  sanitizer::DestroyTsanFiber(fiber->stack.tsan_fiber);
-  fiber->stack.tsan_fiber = sanitizer::CreateTsanFiber();
-#endif
-  fiber->scope = nullptr;
-  fiber->parent = nullptr;
-  if (cache != nullptr && cache->count < kWorkerCacheLimit) {
-    fiber->next_free = cache->head;
-    cache->head = fiber;
-    ++cache->count;
-    return;
+// The calling worker's cache is full (or there is none): move a batch of it, then
+// `fiber`, to the shared list; unmap what the shared list cannot keep.
+void StackPool::ReleaseSlow(FiberCache* cache, Fiber* fiber) {
+  Fiber* batch = fiber;
+  fiber->next_free = nullptr;
+  for (uint32_t moved = 0; cache != nullptr && moved < kBatch && cache->head != nullptr; ++moved) {
+    Fiber* extra = cache->head;
+    cache->head = extra->next_free;
+    --cache->count;
+    extra->next_free = batch;
+    batch = extra;
   }
+  Fiber* excess = nullptr;
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (global_count_ < global_limit_) {
-      fiber->next_free = global_;
-      global_ = fiber;
-      ++global_count_;
-      return;
+    while (batch != nullptr) {
+      Fiber* next = batch->next_free;
+      if (global_count_ < global_limit_) {
+        batch->next_free = global_;
+        global_ = batch;
+        ++global_count_;
+      } else {
+        batch->next_free = excess;
+        excess = batch;
+      }
+      batch = next;
     }
   }
-  Unmap(fiber);
+  while (excess != nullptr) {  // munmap outside the lock
+    Fiber* next = excess->next_free;
+    Unmap(excess);
+    excess = next;
+  }
 }
 
 }  // namespace cilk::rt

@@ -24,8 +24,8 @@ struct transfer {
   void* data;
 };
 
-// What a freshly started child fiber receives in transfer::data (the runtime's
-// request extends it).
+// What a child fiber receives in transfer::data when a spawn hands it a child (the
+// runtime's request extends it).
 struct spawn_request {
   void* closure;
 };
@@ -35,7 +35,9 @@ struct alignas(16) scope_state {
   unsigned char bytes[96];
 };
 
-using fiber_entry = void (*)(transfer);
+// The function a pooled fiber calls to run one child: fiber_main<Fn, kMove>. It
+// returns the child's handle (child_begin's result).
+using fiber_entry = void* (*)(transfer);
 using child_function = void (*)(void*);
 
 CILK_DETAIL_API void scope_enter(scope_state* scope);
@@ -44,12 +46,12 @@ CILK_DETAIL_API void scope_sync(scope_state* scope);
 CILK_DETAIL_API bool in_runtime() noexcept;
 CILK_DETAIL_API long automatic_grain(unsigned long iterations) noexcept;
 
-// Called by a new child fiber once it has its own copy of the callable: publishes
-// the parent's continuation for thieves. Returns the child's handle for child_end.
+// Called by a child fiber once it has its own copy of the callable: publishes the
+// parent's continuation for thieves. Returns the child's handle.
 CILK_DETAIL_API void* child_begin(transfer from) noexcept;
-// Ends the child: records `error` (if any) in the scope and leaves the fiber for
-// good. `error` is left empty.
-[[noreturn]] CILK_DETAIL_API void child_end(void* child, std::exception_ptr& error) noexcept;
+// Records the exception a child threw in its scope (the first one wins); leaves
+// `error` empty.
+CILK_DETAIL_API void child_error(void* child, std::exception_ptr& error) noexcept;
 
 }  // namespace detail
 }  // namespace cilk
@@ -120,41 +122,44 @@ child_function direct_call() noexcept {
   return &invoke_erased<Fn>;
 }
 
-// The bottom frame of every child fiber (it calls cilk_invoke_child).
+// Runs one child on a pooled fiber: copies the callable onto the fiber, publishes
+// the parent's continuation, calls the callable, records what it threw. Returns the
+// child's handle; the runtime's fiber loop, which called this, then ends the child.
+// Frames of a running child, innermost first: the child's code, cilk_invoke_child,
+// fiber_main<Fn, kMove>, the runtime's fiber loop, Boost's context start code.
 template <class Fn, bool kMove>
-[[gnu::noinline]] void fiber_main(transfer from) noexcept {
+[[gnu::noinline]] void* fiber_main(transfer from) noexcept {
   Fn* const source = static_cast<Fn*>(static_cast<spawn_request*>(from.data)->closure);
   std::exception_ptr error;
   void* child = nullptr;
-  {
-    alignas(Fn) unsigned char storage[sizeof(Fn)];
-    Fn* callable = nullptr;
-    // Own copy first: once child_begin publishes the continuation, the parent may
-    // resume and destroy the original.
-    try {
-      if constexpr (kMove) {
-        callable = ::new (static_cast<void*>(storage)) Fn(std::move(*source));
-      } else {
-        callable = ::new (static_cast<void*>(storage)) Fn(*source);
-      }
-    } catch (...) {
-      error = std::current_exception();
+  alignas(Fn) unsigned char storage[sizeof(Fn)];
+  Fn* callable = nullptr;
+  // Own copy first: once child_begin publishes the continuation, the parent may
+  // resume and destroy the original.
+  try {
+    if constexpr (kMove) {
+      callable = ::new (static_cast<void*>(storage)) Fn(std::move(*source));
+    } else {
+      callable = ::new (static_cast<void*>(storage)) Fn(*source);
     }
-    child = child_begin(from);
-    if (callable != nullptr) {
-      try {
-        cilk_invoke_child(direct_call<Fn>(), callable);
-      } catch (...) {
-        if (!error) error = std::current_exception();
-      }
-      try {
-        callable->~Fn();
-      } catch (...) {
-        if (!error) error = std::current_exception();
-      }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  child = child_begin(from);
+  if (callable != nullptr) {
+    try {
+      cilk_invoke_child(direct_call<Fn>(), callable);
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+    try {
+      callable->~Fn();
+    } catch (...) {
+      if (!error) error = std::current_exception();
     }
   }
-  child_end(child, error);
+  if (error) child_error(child, error);
+  return child;
 }
 
 }  // namespace detail
