@@ -1,0 +1,169 @@
+// The agent side of the work/span tool: configuration from the environment, clock
+// calibration, and sending (workspan.h).
+//
+// Sending uses the agent's flusher lock and transport: when a top-level computation
+// ends (at most once per CILKPROF_FLUSH_MS, and only if the lock is free: the program's
+// thread never waits for the flusher), and from an atexit handler registered when the
+// runtime attaches, which therefore runs before the agent's own exit handler (atexit
+// handlers run in reverse order of registration) and so before its Goodbye.
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "agent_state.h"
+#include "log.h"
+#include "workspan/engine.h"
+#include "workspan/report.h"
+#include "workspan/workspan.h"
+
+namespace cilkprof::agent::workspan {
+namespace {
+
+Reporter* g_reporter = nullptr;
+uint64_t g_send_interval_ns = 1000000000ull;
+uint64_t g_last_send_ns = 0;
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+const char* Env(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && v[0] != '\0' ? v : nullptr;
+}
+
+// ns per TSC tick, measured once over ~5 ms against CLOCK_MONOTONIC.
+double CalibrateTsc() {
+  const uint64_t t0 = MonotonicNs();
+  const uint64_t c0 = __rdtsc();
+  uint64_t t1 = t0;
+  while (t1 - t0 < 5000000ull) t1 = MonotonicNs();
+  const uint64_t c1 = __rdtsc();
+  if (c1 <= c0) return 0;
+  return static_cast<double>(t1 - t0) / static_cast<double>(c1 - c0);
+}
+
+bool InvariantTsc() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+  if (a < 0x80000007u) return false;
+  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+  return (d & (1u << 8)) != 0;
+}
+
+void SendLocked(bool incomplete_check) {
+  (void)incomplete_check;
+  if (g_reporter == nullptr || g_state == nullptr || !AgentActive()) return;
+  if (!g_state->hello_sent) FlushLocked();  // the Hello must precede every Delta
+  const Snapshot snapshot = TakeSnapshot();
+  std::string frame = g_reporter->NextFrame(snapshot, EngineFailed());
+  if (!frame.empty()) g_state->transport.Enqueue(std::move(frame));
+  g_last_send_ns = MonotonicNs();
+}
+
+void SendAtExit() {
+  if (g_state == nullptr || !AgentActive()) return;
+  pthread_mutex_lock(&g_state->flush_mu);
+  SendLocked(true);
+  pthread_mutex_unlock(&g_state->flush_mu);
+}
+
+void AfterForkInChild() {
+  if (g_reporter != nullptr) g_reporter->ForgetSent(TakeSnapshot());
+}
+
+}  // namespace
+
+// Called by the engine when a top-level computation has ended (engine.cc): sends if
+// the interval has passed and the flusher's lock is free.
+void OnTopLevelEnd() {
+  if (g_reporter == nullptr || g_state == nullptr) return;
+  if (MonotonicNs() - g_last_send_ns < g_send_interval_ns) return;
+  if (pthread_mutex_trylock(&g_state->flush_mu) != 0) return;
+  SendLocked(false);
+  pthread_mutex_unlock(&g_state->flush_mu);
+}
+
+const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
+  if (runtime == nullptr) return nullptr;
+  if (const char* on = Env("CILKPROF_WORKSPAN")) {
+    if (std::strcmp(on, "0") == 0) return nullptr;
+    if (std::strcmp(on, "1") != 0) {
+      LogLine(std::string("CILKPROF_WORKSPAN='") + on + "' is invalid: expected 1 or 0; using 1");
+    }
+  }
+  EngineConfig config;
+  ReportUnits units;
+  const char* clock = Env("CILKPROF_WS_CLOCK");
+  const char* sampler_clock = Env("CILKPROF_CLOCK");
+  if (clock == nullptr && sampler_clock != nullptr && std::strcmp(sampler_clock, "counter") == 0) clock = "counter";
+  if (clock == nullptr) clock = "tsc";
+  if (std::strcmp(clock, "counter") == 0) {
+    config.clock = ClockKind::kCounter;
+  } else if (std::strcmp(clock, "monotonic") == 0) {
+    config.clock = ClockKind::kMonotonic;
+  } else {
+    if (std::strcmp(clock, "tsc") != 0) {
+      LogLine(std::string("CILKPROF_WS_CLOCK='") + clock + "' is invalid: expected tsc, monotonic or counter; using tsc");
+    }
+    config.clock = ClockKind::kTsc;
+  }
+  double ns_per_tick = 1;
+  if (config.clock == ClockKind::kTsc) {
+    ns_per_tick = InvariantTsc() ? CalibrateTsc() : 0;
+    if (ns_per_tick <= 0) {
+      LogLine("the TSC is not invariant on this machine; work and span use CLOCK_MONOTONIC instead");
+      config.clock = ClockKind::kMonotonic;
+      ns_per_tick = 1;
+    }
+  }
+  uint64_t burden = 15000;
+  if (const char* b = Env("CILKPROF_BURDEN")) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = strtoull(b, &end, 10);
+    if (errno != 0 || end == b || *end != '\0' || v > (1ull << 40)) {
+      LogLine(std::string("CILKPROF_BURDEN='") + b + "' is invalid: expected a number of cycles (0 .. 2^40); using 15000");
+    } else {
+      burden = v;
+    }
+  }
+  // The burden is in cycles for the TSC (TSC ticks are reference cycles) and in the
+  // clock's own unit otherwise.
+  config.burden_ticks = burden;
+  units.clock = config.clock == ClockKind::kTsc ? "tsc" : config.clock == ClockKind::kCounter ? "counter" : "monotonic";
+  units.unit = config.clock == ClockKind::kCounter ? "units" : "ns";
+  units.unit_per_tick = ns_per_tick;
+  units.burden_ticks = burden;
+  if (g_state != nullptr) {
+    g_send_interval_ns = uint64_t{g_state->config.flush_ms} * 1000000ull;
+  }
+  Configure(config);
+  if (Hooks() == nullptr) {
+    LogLine("cannot map memory for the work/span tables; work and span are not measured");
+    return nullptr;
+  }
+  static Reporter reporter(units);  // static storage: used until exit
+  g_reporter = &reporter;
+  SetTopLevelEndCallback(&OnTopLevelEnd);
+  atexit(&SendAtExit);
+  pthread_atfork(nullptr, nullptr, &AfterForkInChild);
+  return Hooks();
+}
+
+size_t AppendFrames(std::vector<std::string>* frames) {
+  if (g_reporter == nullptr || frames == nullptr) return 0;
+  std::string frame = g_reporter->NextFrame(TakeSnapshot(), EngineFailed());
+  if (frame.empty()) return 0;
+  frames->push_back(std::move(frame));
+  return 1;
+}
+
+}  // namespace cilkprof::agent::workspan

@@ -1,0 +1,883 @@
+// The work/span engine (engine.h). The model, in the terms of docs/WORKSPAN.md:
+//
+// Contexts. Every cilk::scope instance is a frame context (FrameCtx, in the frame's
+// tool_data[0]); every spawned child is a child context (ChildCtx) from its spawn to
+// its end. A context's parent is the context whose strand entered it. A thread runs
+// at most one strand at a time: ThreadState::cur is that strand's context (null
+// between strands), ThreadState::start the clock when it (re)started.
+//
+// Accumulators (Accum) are Cilkscale's per-frame state: work; the continuation path
+// (contin_*: span, burdened span, what-if spans, span profile) since the frame's last
+// sync; and the longest path ending at a completed child (lchild_*), both measured
+// from the accumulator's start. A child context is serial and uses only contin_*.
+//
+// Views. A frame's continuation writes into its current view. When a thief resumes
+// the continuation while the child still runs, the thief starts a new, empty view to
+// the right of the old one, so the two never write the same memory. Views of a frame
+// form a chain in serial order; a view is complete when the child that was running
+// at the steal ends; adjacent complete views are combined at once under the frame's
+// spin lock (the reducer merge: L.contin + R.lchild competes with L.lchild, contins
+// add), and the sync combines the rest. Only views waiting for a running child stay
+// apart, so their number is bounded by the frame's running children, never by its
+// spawns.
+//
+// Who continues which view is decided per spawn by a handshake in the child context:
+// child_end and continuation race to move it from kPending; if the child ends first,
+// the continuation (on any worker) keeps writing the same view; if the continuation
+// starts first, it opens a new view and the child, when it ends, completes the old.
+#include "workspan/engine.h"
+
+#include <sys/mman.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <atomic>
+#include <cstring>
+#include <new>
+
+#include "workspan/pool.h"
+#include "workspan/profile.h"
+
+namespace cilkprof::agent::workspan {
+namespace {
+
+EngineConfig g_config;
+void (*g_top_level_end)() = nullptr;
+std::atomic<bool> g_failed{false};  // out of memory once: hooks stop, figures flagged
+
+class SpinLock {
+ public:
+  void lock() {
+    while (word_.exchange(1, std::memory_order_acquire) != 0) {
+      while (word_.load(std::memory_order_relaxed) != 0) __builtin_ia32_pause();
+    }
+  }
+  void unlock() { word_.store(0, std::memory_order_release); }
+
+ private:
+  std::atomic<uint32_t> word_{0};
+};
+
+void* MapZeroed(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// ---------------------------------------------------------------------------------
+// Call sites: a lock-free open-addressing table from (kind, pc, parent pc) to a dense
+// id. Id 0 means "not tracked" (the table is full).
+
+constexpr uint32_t kMaxSites = 1u << 16;
+constexpr uint32_t kSlots = 1u << 17;
+constexpr uint64_t kClaimed = 1;
+
+struct Slot {
+  std::atomic<uint64_t> tag;  // 0 empty, 1 being filled, else the key's hash | 2
+  uint32_t id;
+  uint32_t kind;
+  uintptr_t pc, parent_pc;
+};
+
+struct SiteInfo {
+  std::atomic<uint32_t> ready;
+  uint32_t kind;
+  uintptr_t pc, parent_pc;
+  std::atomic<uintptr_t> callee_pc;
+};
+
+Slot* g_slots = nullptr;
+SiteInfo* g_sites = nullptr;
+std::atomic<uint32_t> g_next_site{1};
+std::atomic<uint64_t> g_sites_dropped{0};
+
+uint64_t HashKey(uint32_t kind, uintptr_t pc, uintptr_t parent) {
+  uint64_t h = pc * 0x9E3779B97F4A7C15ull;
+  h ^= (parent + 0x632BE59BD9B4E019ull + kind) * 0xC2B2AE3D27D4EB4Full;
+  h ^= h >> 29;
+  return h;
+}
+
+uint32_t InternSite(uint32_t kind, uintptr_t pc, uintptr_t parent) {
+  const uint64_t h = HashKey(kind, pc, parent);
+  const uint64_t tag = h | 2;
+  for (uint32_t i = static_cast<uint32_t>(h) & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
+    Slot& slot = g_slots[i];
+    uint64_t t = slot.tag.load(std::memory_order_acquire);
+    if (t == 0) {
+      if (g_next_site.load(std::memory_order_relaxed) >= kMaxSites) return 0;
+      uint64_t expected = 0;
+      if (slot.tag.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
+        uint32_t id = g_next_site.fetch_add(1, std::memory_order_relaxed);
+        if (id >= kMaxSites) id = 0;
+        slot.id = id;
+        slot.kind = kind;
+        slot.pc = pc;
+        slot.parent_pc = parent;
+        if (id != 0) {
+          SiteInfo& info = g_sites[id];
+          info.kind = kind;
+          info.pc = pc;
+          info.parent_pc = parent;
+          info.callee_pc.store(0, std::memory_order_relaxed);
+          info.ready.store(1, std::memory_order_release);
+        }
+        slot.tag.store(tag, std::memory_order_release);
+        return id;
+      }
+      t = expected;
+    }
+    while (t == kClaimed) {
+      __builtin_ia32_pause();
+      t = slot.tag.load(std::memory_order_acquire);
+    }
+    if (t == tag && slot.kind == kind && slot.pc == pc && slot.parent_pc == parent) return slot.id;
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Per-thread state.
+
+struct OnWork {
+  std::atomic<uint64_t> count, work, span;
+};
+constexpr uint32_t kPageSites = 256;
+constexpr uint32_t kPages = kMaxSites / kPageSites;
+constexpr uint32_t kCacheEntries = 64;
+
+struct Ctx;
+
+struct ThreadState {
+  Ctx* cur = nullptr;
+  uint64_t start = 0;
+  uint64_t counter = 0;  // the counter clock: units charged on this thread
+  Pool pool;
+  std::atomic<uint64_t> spawns{0}, syncs{0};
+  std::atomic<OnWork*> pages[kPages] = {};
+  struct CacheEntry {
+    uintptr_t pc, parent;
+    uint32_t kind, id;
+  } cache[kCacheEntries] = {};
+  uint32_t cache_generation = 0;
+  ThreadState* next_registered = nullptr;
+};
+
+__thread ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
+std::atomic<ThreadState*> g_threads{nullptr};
+std::atomic<uint32_t> g_cache_generation{0};
+
+ThreadState* CreateState() {
+  void* memory = MapZeroed(sizeof(ThreadState));
+  if (memory == nullptr) return nullptr;
+  auto* ts = new (memory) ThreadState();
+  ts->cache_generation = g_cache_generation.load(std::memory_order_acquire);
+  ThreadState* head = g_threads.load(std::memory_order_relaxed);
+  do {
+    ts->next_registered = head;
+  } while (!g_threads.compare_exchange_weak(head, ts, std::memory_order_release, std::memory_order_relaxed));
+  tls_state = ts;
+  return ts;
+}
+
+inline ThreadState* State() {
+  ThreadState* ts = tls_state;
+  return ts != nullptr ? ts : CreateState();
+}
+
+inline uint64_t Now(const ThreadState& ts) {
+  switch (g_config.clock) {
+    case ClockKind::kTsc:
+      return __rdtsc();
+    case ClockKind::kCounter:
+      return ts.counter;
+    case ClockKind::kMonotonic:
+      break;
+  }
+  return MonotonicNs();
+}
+
+uint32_t LookupSite(ThreadState& ts, uint32_t kind, uintptr_t pc, uintptr_t parent) {
+  const uint32_t generation = g_cache_generation.load(std::memory_order_relaxed);
+  if (ts.cache_generation != generation) {
+    std::memset(static_cast<void*>(ts.cache), 0, sizeof ts.cache);
+    ts.cache_generation = generation;
+  }
+  auto& e = ts.cache[(HashKey(kind, pc, parent) >> 7) & (kCacheEntries - 1)];
+  if (e.id != 0 && e.pc == pc && e.parent == parent && e.kind == kind) return e.id;
+  const uint32_t id = InternSite(kind, pc, parent);
+  if (id != 0) e = {pc, parent, kind, id};
+  return id;
+}
+
+void Fail() { g_failed.store(true, std::memory_order_relaxed); }
+
+inline void RelaxedAdd(std::atomic<uint64_t>& a, uint64_t v) {
+  a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+
+void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span, bool topmost) {
+  OnWork* page = ts.pages[site / kPageSites].load(std::memory_order_relaxed);
+  if (page == nullptr) {
+    page = static_cast<OnWork*>(ts.pool.Allocate(sizeof(OnWork) * kPageSites));
+    if (page == nullptr) return Fail();
+    std::memset(static_cast<void*>(page), 0, sizeof(OnWork) * kPageSites);
+    ts.pages[site / kPageSites].store(page, std::memory_order_release);
+  }
+  OnWork& w = page[site % kPageSites];
+  RelaxedAdd(w.count, 1);
+  if (topmost) {
+    RelaxedAdd(w.work, work);
+    RelaxedAdd(w.span, span);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Accumulators.
+
+struct WhatIf {
+  double contin[kVariants];
+  double lchild[kVariants];
+};
+
+struct Accum {
+  uint64_t work = 0;
+  uint64_t contin_span = 0, lchild_span = 0;
+  uint64_t contin_bspan = 0, lchild_bspan = 0;
+  bool has_lchild = false;
+  bool complete = false;
+  WhatIf* whatif = nullptr;  // null: every variant equals the unburdened span
+  Profile contin_prof, lchild_prof;
+  Accum* prev = nullptr;
+  Accum* next = nullptr;
+};
+
+// Makes a's what-if spans explicit; call before changing a's spans.
+WhatIf* EnsureWhatIf(ThreadState& ts, Accum& a) {
+  if (a.whatif != nullptr) return a.whatif;
+  auto* w = static_cast<WhatIf*>(ts.pool.Allocate(sizeof(WhatIf)));
+  if (w == nullptr) {
+    Fail();
+    return nullptr;
+  }
+  const double c = static_cast<double>(a.contin_span);
+  const double l = a.has_lchild ? static_cast<double>(a.lchild_span) : 0.0;
+  for (int v = 0; v < kVariants; ++v) {
+    w->contin[v] = c;
+    w->lchild[v] = l;
+  }
+  a.whatif = w;
+  return w;
+}
+
+inline double ContinVariant(const Accum& a, int v) {
+  return a.whatif != nullptr ? a.whatif->contin[v] : static_cast<double>(a.contin_span);
+}
+inline double LchildVariant(const Accum& a, int v) {
+  if (a.whatif != nullptr) return a.whatif->lchild[v];
+  return a.has_lchild ? static_cast<double>(a.lchild_span) : 0.0;
+}
+
+void ReleaseAccumMemory(ThreadState& ts, Accum& a) {
+  a.contin_prof.Clear(ts.pool);
+  a.lchild_prof.Clear(ts.pool);
+  ts.pool.Free(a.whatif);
+  a.whatif = nullptr;
+}
+
+// A strand of `t` ticks in region `region` (-1: none) appended to a's continuation.
+void AddStrand(ThreadState& ts, Accum& a, uint64_t t, int region) {
+  if (region >= 0 || a.whatif != nullptr) {
+    WhatIf* w = EnsureWhatIf(ts, a);
+    if (w != nullptr) {
+      const double whole = static_cast<double>(t);
+      for (int f = 0; f < kFactorCount; ++f) {
+        const double scaled = whole / kWhatIfFactors[f];
+        w->contin[f] += region >= 0 ? scaled : whole;
+        for (int r = 0; r < kMaxRegions; ++r) w->contin[(1 + r) * kFactorCount + f] += r == region ? scaled : whole;
+      }
+    }
+  }
+  a.work += t;
+  a.contin_span += t;
+  a.contin_bspan += t;
+}
+
+// A called invocation's final state (synced: no lchild) appended in series; consumes
+// `callee`'s memory.
+void FoldCall(ThreadState& ts, Accum& into, Accum& callee) {
+  if (callee.whatif != nullptr || into.whatif != nullptr) {
+    WhatIf* w = EnsureWhatIf(ts, into);
+    if (w != nullptr) {
+      for (int v = 0; v < kVariants; ++v) w->contin[v] += ContinVariant(callee, v);
+    }
+  }
+  into.work += callee.work;
+  into.contin_span += callee.contin_span;
+  into.contin_bspan += callee.contin_bspan;
+  if (!into.contin_prof.Absorb(ts.pool, callee.contin_prof)) Fail();
+  ReleaseAccumMemory(ts, callee);
+}
+
+// A spawned child's final state (serial: contin only) joined to the view that spawned
+// it: the path through the child competes with the view's longest child path.
+// The continuation burden was added to `view` at the spawn, so the view's burdened
+// continuation already includes the child path's burden too.
+void FoldChild(ThreadState& ts, Accum& view, Accum& child) {
+  if (child.whatif != nullptr || view.whatif != nullptr) {
+    WhatIf* w = EnsureWhatIf(ts, view);
+    if (w != nullptr) {
+      for (int v = 0; v < kVariants; ++v) {
+        const double candidate = w->contin[v] + ContinVariant(child, v);
+        if (candidate > w->lchild[v]) w->lchild[v] = candidate;
+      }
+    }
+  }
+  view.work += child.work;
+  const uint64_t candidate = view.contin_span + child.contin_span;
+  if (!view.has_lchild || candidate > view.lchild_span) {
+    view.lchild_span = candidate;
+    view.has_lchild = true;
+    if (!view.lchild_prof.CopyFrom(ts.pool, view.contin_prof) || !view.lchild_prof.Absorb(ts.pool, child.contin_prof)) {
+      Fail();
+    }
+  }
+  const uint64_t burdened = view.contin_bspan + child.contin_bspan;
+  if (burdened > view.lchild_bspan) view.lchild_bspan = burdened;
+  ReleaseAccumMemory(ts, child);
+}
+
+// left = left followed by right (adjacent views of one frame, same sync epoch).
+// Consumes right's memory.
+void Combine(ThreadState& ts, Accum& left, Accum& right) {
+  if (left.whatif != nullptr || right.whatif != nullptr) {
+    WhatIf* w = EnsureWhatIf(ts, left);
+    if (w != nullptr) {
+      for (int v = 0; v < kVariants; ++v) {
+        if (right.has_lchild) {
+          const double candidate = w->contin[v] + LchildVariant(right, v);
+          if (candidate > w->lchild[v]) w->lchild[v] = candidate;
+        }
+        w->contin[v] += ContinVariant(right, v);
+      }
+    }
+  }
+  left.work += right.work;
+  if (right.has_lchild) {
+    const uint64_t candidate = left.contin_span + right.lchild_span;
+    if (!left.has_lchild || candidate > left.lchild_span) {
+      left.lchild_span = candidate;
+      left.has_lchild = true;
+      if (!left.lchild_prof.CopyFrom(ts.pool, left.contin_prof) ||
+          !left.lchild_prof.Absorb(ts.pool, right.lchild_prof)) {
+        Fail();
+      }
+    }
+    const uint64_t burdened = left.contin_bspan + right.lchild_bspan;
+    if (burdened > left.lchild_bspan) left.lchild_bspan = burdened;
+  }
+  left.contin_span += right.contin_span;
+  left.contin_bspan += right.contin_bspan;
+  if (!left.contin_prof.Absorb(ts.pool, right.contin_prof)) Fail();
+  ReleaseAccumMemory(ts, right);
+}
+
+// cilk_sync: the longest of the continuation and the child paths becomes the
+// continuation (ties keep the continuation).
+void SyncAccum(ThreadState& ts, Accum& a) {
+  if (a.whatif != nullptr) {
+    for (int v = 0; v < kVariants; ++v) {
+      if (a.whatif->lchild[v] > a.whatif->contin[v]) a.whatif->contin[v] = a.whatif->lchild[v];
+      a.whatif->lchild[v] = 0.0;
+    }
+  }
+  if (a.has_lchild && a.lchild_span > a.contin_span) {
+    a.contin_span = a.lchild_span;
+    a.contin_prof.Swap(a.lchild_prof);
+  }
+  a.lchild_prof.Clear(ts.pool);
+  a.has_lchild = false;
+  a.lchild_span = 0;
+  if (a.lchild_bspan > a.contin_bspan) a.contin_bspan = a.lchild_bspan;
+  a.lchild_bspan = 0;
+}
+
+// ---------------------------------------------------------------------------------
+// Contexts.
+
+enum class CtxKind : uint8_t { kFrame, kChild };
+enum Handshake : uint32_t { kPending = 0, kChildDone = 1, kContinuationStarted = 2 };
+
+struct Ctx {
+  CtxKind kind;
+  bool topmost;
+  bool region_owned;       // this context opened the region it is in
+  int8_t region;           // the outermost open region (inherited or own), -1 none
+  uint32_t region_depth;   // region_begin calls on this context not yet ended
+  uint32_t region_owner_depth;
+  uint32_t site;
+  uintptr_t pc;
+  uint64_t mask;  // bit (site % 64) of every ancestor's site and its own
+  Ctx* parent;
+};
+
+struct ChildCtx;
+
+struct FrameCtx : Ctx {
+  Accum base;
+  Accum* view;
+  ChildCtx* last_child;
+  SpinLock lock;  // the view chain
+};
+
+struct ChildCtx : Ctx {
+  Accum acc;
+  Accum* spawn_view;
+  FrameCtx* frame;
+  std::atomic<uint32_t> handshake;
+};
+
+inline Accum& CurrentAccum(Ctx* c) {
+  return c->kind == CtxKind::kFrame ? *static_cast<FrameCtx*>(c)->view : static_cast<ChildCtx*>(c)->acc;
+}
+
+void InitCtx(Ctx* c, CtxKind kind, uint32_t site, uintptr_t pc, Ctx* parent) {
+  c->kind = kind;
+  c->site = site;
+  c->pc = pc;
+  c->parent = parent;
+  c->region = parent != nullptr ? parent->region : -1;
+  c->region_owned = false;
+  c->region_depth = 0;
+  c->region_owner_depth = 0;
+  const uint64_t bit = site != 0 ? uint64_t{1} << (site & 63) : 0;
+  bool topmost = site != 0;
+  if (topmost && parent != nullptr && (parent->mask & bit) != 0) {
+    for (const Ctx* q = parent; q != nullptr; q = q->parent) {
+      if (q->site == site) {
+        topmost = false;
+        break;
+      }
+    }
+  }
+  c->topmost = topmost;
+  c->mask = (parent != nullptr ? parent->mask : 0) | bit;
+}
+
+// The invocation of `c` has ended with `a` (synced): on-work record, and its own entry
+// in its span profile when it is the top-most invocation of its site.
+void FinishInvocation(ThreadState& ts, const Ctx* c, Accum& a) {
+  if (c->site == 0) {
+    g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  RecordOnWork(ts, c->site, a.work, a.contin_span, c->topmost);
+  if (c->topmost && !a.contin_prof.Add(ts.pool, c->site, a.work, a.contin_span)) Fail();
+}
+
+inline void ChargeStrand(ThreadState& ts, Ctx* c, uint64_t now) {
+  const uint64_t t = now - ts.start;
+  AddStrand(ts, CurrentAccum(c), t, c->region);
+}
+
+// Adjacent complete views merge; a view waiting for its child stays.
+void CompleteView(ThreadState& ts, FrameCtx* f, Accum* a) {
+  f->lock.lock();
+  a->complete = true;
+  if (a->prev != nullptr && a->prev->complete) {
+    Accum* left = a->prev;
+    Combine(ts, *left, *a);
+    left->next = a->next;
+    if (a->next != nullptr) a->next->prev = left;
+    ts.pool.Free(a);
+    a = left;
+  }
+  if (a->next != nullptr && a->next->complete) {
+    Accum* right = a->next;
+    Combine(ts, *a, *right);
+    a->next = right->next;
+    if (right->next != nullptr) right->next->prev = a;
+    ts.pool.Free(right);
+  }
+  f->lock.unlock();
+}
+
+// ---------------------------------------------------------------------------------
+// The whole program: top-level computations in series.
+
+struct ProgramState {
+  SpinLock lock;
+  uint64_t work = 0, span = 0, burdened_span = 0, computations = 0;
+  double whatif[kVariants] = {};
+  // On-span values per site id, grown as needed (top-level ends only: not a hot path).
+  uint64_t* on_span = nullptr;  // [2 * capacity]: work, span
+  uint32_t capacity = 0;
+};
+ProgramState g_program;
+
+struct RegionTable {
+  SpinLock lock;
+  std::atomic<uint32_t> count{0};
+  char names[kMaxRegions][64] = {};
+  std::atomic<uint64_t> dropped{0};
+};
+RegionTable g_regions;
+
+void FoldRoot(ThreadState& ts, Accum& a) {
+  ProgramState& p = g_program;
+  p.lock.lock();
+  p.work += a.work;
+  p.span += a.contin_span;
+  p.burdened_span += a.contin_bspan;
+  p.computations += 1;
+  for (int v = 0; v < kVariants; ++v) p.whatif[v] += ContinVariant(a, v);
+  const uint32_t sites = g_next_site.load(std::memory_order_relaxed);
+  if (p.capacity < sites && a.contin_prof.size() != 0) {
+    uint32_t capacity = p.capacity == 0 ? 1024 : p.capacity;
+    while (capacity < sites) capacity *= 2;
+    if (capacity > kMaxSites) capacity = kMaxSites;
+    auto* grown = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * 2 * capacity));
+    if (grown == nullptr) {
+      Fail();
+    } else {
+      if (p.on_span != nullptr) {
+        std::memcpy(grown, p.on_span, sizeof(uint64_t) * 2 * p.capacity);
+        munmap(p.on_span, sizeof(uint64_t) * 2 * p.capacity);
+      }
+      p.on_span = grown;
+      p.capacity = capacity;
+    }
+  }
+  for (const ProfileEntry& e : a.contin_prof) {
+    if (e.site < p.capacity) {
+      p.on_span[2 * e.site] += e.work;
+      p.on_span[2 * e.site + 1] += e.span;
+    }
+  }
+  p.lock.unlock();
+  ReleaseAccumMemory(ts, a);
+}
+
+// ---------------------------------------------------------------------------------
+// The hooks.
+
+inline bool Off() { return g_failed.load(std::memory_order_relaxed); }
+
+void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
+  frame->tool_data[0] = nullptr;
+  if (Off()) return;
+  ThreadState* ts = State();
+  if (ts == nullptr) return Fail();
+  Ctx* parent = ts->cur;
+  if (parent != nullptr) ChargeStrand(*ts, parent, Now(*ts));
+  auto* f = static_cast<FrameCtx*>(ts->pool.Allocate(sizeof(FrameCtx)));
+  if (f == nullptr) return Fail();
+  new (f) FrameCtx();
+  const auto pc = reinterpret_cast<uintptr_t>(callsite);
+  const uint32_t site =
+      LookupSite(*ts, static_cast<uint32_t>(SiteKind::kCall), pc, parent != nullptr ? parent->pc : 0);
+  InitCtx(f, CtxKind::kFrame, site, pc, parent);
+  if (parent != nullptr && parent->kind == CtxKind::kChild && parent->site != 0) {
+    // The callee of a spawn site: the first scope its children enter directly.
+    std::atomic<uintptr_t>& callee = g_sites[parent->site].callee_pc;
+    if (callee.load(std::memory_order_relaxed) == 0) {
+      uintptr_t expected = 0;
+      callee.compare_exchange_strong(expected, pc, std::memory_order_relaxed);
+    }
+  }
+  f->view = &f->base;
+  f->last_child = nullptr;
+  frame->tool_data[0] = f;
+  ts->cur = f;
+  ts->start = Now(*ts);
+}
+
+void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
+  auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
+  if (f == nullptr || Off()) return;
+  ThreadState* ts = State();
+  ChargeStrand(*ts, f, Now(*ts));
+  Accum* view = f->view;
+  view->contin_bspan += g_config.burden_ticks;
+  RelaxedAdd(ts->spawns, 1);
+  auto* c = static_cast<ChildCtx*>(ts->pool.Allocate(sizeof(ChildCtx)));
+  if (c == nullptr) return Fail();
+  new (c) ChildCtx();
+  const auto pc = reinterpret_cast<uintptr_t>(callsite);
+  InitCtx(c, CtxKind::kChild, LookupSite(*ts, static_cast<uint32_t>(SiteKind::kSpawn), pc, 0), pc, f);
+  c->spawn_view = view;
+  c->frame = f;
+  c->handshake.store(kPending, std::memory_order_relaxed);
+  f->last_child = c;
+  ts->cur = c;
+  ts->start = Now(*ts);
+}
+
+void OnChildEnd(cilkprof_frame_t* frame) {
+  auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
+  if (f == nullptr || Off()) return;
+  ThreadState* ts = State();
+  Ctx* cur = ts->cur;
+  if (cur == nullptr || cur->kind != CtxKind::kChild || static_cast<ChildCtx*>(cur)->frame != f) return Fail();
+  auto* c = static_cast<ChildCtx*>(cur);
+  ChargeStrand(*ts, c, Now(*ts));
+  FinishInvocation(*ts, c, c->acc);
+  Accum* view = c->spawn_view;
+  FoldChild(*ts, *view, c->acc);
+  ts->cur = nullptr;
+  uint32_t expected = kPending;
+  if (c->handshake.compare_exchange_strong(expected, kChildDone, std::memory_order_acq_rel)) {
+    return;  // the continuation keeps writing `view` and frees c
+  }
+  CompleteView(*ts, f, view);
+  ts->pool.Free(c);
+}
+
+void OnContinuation(cilkprof_frame_t* frame) {
+  auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
+  if (f == nullptr || Off()) return;
+  ThreadState* ts = State();
+  ChildCtx* c = f->last_child;
+  f->last_child = nullptr;
+  if (c != nullptr) {
+    uint32_t expected = kPending;
+    if (c->handshake.compare_exchange_strong(expected, kContinuationStarted, std::memory_order_acq_rel)) {
+      // Stolen while the child runs: a new view to the right.
+      auto* v = static_cast<Accum*>(ts->pool.Allocate(sizeof(Accum)));
+      if (v == nullptr) return Fail();
+      new (v) Accum();
+      f->lock.lock();
+      v->prev = f->view;
+      f->view->next = v;
+      f->lock.unlock();
+      f->view = v;
+    } else {
+      ts->pool.Free(c);
+    }
+  }
+  ts->cur = f;
+  ts->start = Now(*ts);
+}
+
+void OnSyncBegin(cilkprof_frame_t* frame, const void* /*callsite*/) {
+  auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
+  if (f == nullptr || Off()) return;
+  ThreadState* ts = State();
+  ChargeStrand(*ts, f, Now(*ts));
+  RelaxedAdd(ts->syncs, 1);
+  ts->cur = nullptr;  // the strand may park here and resume on another worker
+}
+
+void OnSyncEnd(cilkprof_frame_t* frame) {
+  auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
+  if (f == nullptr || Off()) return;
+  ThreadState* ts = State();
+  if (f->base.next != nullptr) {
+    f->lock.lock();
+    while (Accum* right = f->base.next) {
+      Combine(*ts, f->base, *right);
+      f->base.next = right->next;
+      ts->pool.Free(right);
+    }
+    f->lock.unlock();
+  }
+  f->view = &f->base;
+  f->base.complete = false;
+  SyncAccum(*ts, f->base);
+  ts->cur = f;
+  ts->start = Now(*ts);
+}
+
+void OnScopeExit(cilkprof_frame_t* frame) {
+  auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
+  if (f == nullptr || Off()) return;
+  frame->tool_data[0] = nullptr;
+  ThreadState* ts = State();
+  ChargeStrand(*ts, f, Now(*ts));
+  FinishInvocation(*ts, f, f->base);
+  Ctx* parent = f->parent;
+  if (parent != nullptr) {
+    FoldCall(*ts, CurrentAccum(parent), f->base);
+  } else {
+    FoldRoot(*ts, f->base);
+  }
+  ts->pool.Free(f);
+  ts->cur = parent;
+  if (parent == nullptr && g_top_level_end != nullptr) g_top_level_end();
+  ts->start = Now(*ts);
+}
+
+const cilkprof_hooks_t kHooks = {
+    &OnScopeEnter, &OnSpawn, &OnChildEnd, &OnContinuation, &OnSyncBegin, &OnSyncEnd, &OnScopeExit,
+};
+
+int RegionIndex(const char* name) {
+  if (name == nullptr) name = "";
+  RegionTable& t = g_regions;
+  uint32_t n = t.count.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (std::strncmp(t.names[i], name, sizeof t.names[i] - 1) == 0) return static_cast<int>(i);
+  }
+  t.lock.lock();
+  n = t.count.load(std::memory_order_relaxed);
+  int found = -1;
+  for (uint32_t i = 0; i < n && found < 0; ++i) {
+    if (std::strncmp(t.names[i], name, sizeof t.names[i] - 1) == 0) found = static_cast<int>(i);
+  }
+  if (found < 0 && n < kMaxRegions) {
+    std::strncpy(t.names[n], name, sizeof t.names[n] - 1);
+    t.count.store(n + 1, std::memory_order_release);
+    found = static_cast<int>(n);
+  }
+  t.lock.unlock();
+  return found;
+}
+
+}  // namespace
+
+void Configure(const EngineConfig& config) {
+  g_config = config;
+  if (g_slots == nullptr) {
+    g_slots = static_cast<Slot*>(MapZeroed(sizeof(Slot) * kSlots));
+    g_sites = static_cast<SiteInfo*>(MapZeroed(sizeof(SiteInfo) * kMaxSites));
+    if (g_slots == nullptr || g_sites == nullptr) Fail();
+  }
+}
+
+const EngineConfig& Config() { return g_config; }
+
+bool EngineFailed() { return g_failed.load(std::memory_order_relaxed); }
+
+void SetTopLevelEndCallback(void (*callback)()) { g_top_level_end = callback; }
+
+const cilkprof_hooks_t* Hooks() { return g_slots != nullptr && g_sites != nullptr ? &kHooks : nullptr; }
+
+void Charge(uint64_t units) {
+  if (g_config.clock != ClockKind::kCounter) return;
+  ThreadState* ts = State();
+  if (ts != nullptr) ts->counter += units;
+}
+
+void RegionBegin(const char* name) {
+  if (Off()) return;
+  ThreadState* ts = State();
+  if (ts == nullptr || ts->cur == nullptr) return;
+  Ctx* c = ts->cur;
+  ChargeStrand(*ts, c, Now(*ts));
+  const int index = RegionIndex(name);
+  if (index < 0) g_regions.dropped.fetch_add(1, std::memory_order_relaxed);
+  ++c->region_depth;
+  if (c->region < 0 && index >= 0) {
+    c->region = static_cast<int8_t>(index);
+    c->region_owned = true;
+    c->region_owner_depth = c->region_depth;
+  }
+  ts->start = Now(*ts);
+}
+
+void RegionEnd() {
+  if (Off()) return;
+  ThreadState* ts = State();
+  if (ts == nullptr || ts->cur == nullptr) return;
+  Ctx* c = ts->cur;
+  if (c->region_depth == 0) return;  // unbalanced: its begin was on another context
+  ChargeStrand(*ts, c, Now(*ts));
+  if (c->region_owned && c->region_owner_depth == c->region_depth) {
+    c->region = -1;
+    c->region_owned = false;
+  }
+  --c->region_depth;
+  ts->start = Now(*ts);
+}
+
+Snapshot TakeSnapshot() {
+  Snapshot s;
+  if (g_sites == nullptr) return s;
+  uint32_t n = g_next_site.load(std::memory_order_acquire);
+  if (n > kMaxSites) n = kMaxSites;
+  s.sites.resize(n > 0 ? n - 1 : 0);
+  for (uint32_t id = 1; id < n; ++id) {
+    SiteTotals& out = s.sites[id - 1];
+    const SiteInfo& info = g_sites[id];
+    if (info.ready.load(std::memory_order_acquire) == 0) continue;
+    out.kind = static_cast<SiteKind>(info.kind);
+    out.pc = info.pc;
+    out.parent_pc = info.parent_pc;
+    out.callee_pc = info.callee_pc.load(std::memory_order_relaxed);
+  }
+  uint64_t spawns = 0, syncs = 0;
+  for (ThreadState* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next_registered) {
+    spawns += t->spawns.load(std::memory_order_relaxed);
+    syncs += t->syncs.load(std::memory_order_relaxed);
+    for (uint32_t p = 0; p < kPages; ++p) {
+      const OnWork* page = t->pages[p].load(std::memory_order_acquire);
+      if (page == nullptr) continue;
+      for (uint32_t i = 0; i < kPageSites; ++i) {
+        const uint32_t id = p * kPageSites + i;
+        if (id == 0 || id >= n) continue;
+        SiteTotals& out = s.sites[id - 1];
+        out.count += page[i].count.load(std::memory_order_relaxed);
+        out.work_on_work += page[i].work.load(std::memory_order_relaxed);
+        out.span_on_work += page[i].span.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  ProgramState& p = g_program;
+  p.lock.lock();
+  s.program.work = p.work;
+  s.program.span = p.span;
+  s.program.burdened_span = p.burdened_span;
+  s.program.computations = p.computations;
+  for (int v = 0; v < kVariants; ++v) s.program.whatif_span[v] = p.whatif[v];
+  for (uint32_t id = 1; id < n && id < p.capacity; ++id) {
+    s.sites[id - 1].work_on_span = p.on_span[2 * id];
+    s.sites[id - 1].span_on_span = p.on_span[2 * id + 1];
+  }
+  p.lock.unlock();
+  s.program.spawns = spawns;
+  s.program.syncs = syncs;
+  const uint32_t regions = g_regions.count.load(std::memory_order_acquire);
+  for (uint32_t r = 0; r < regions; ++r) s.program.regions.emplace_back(g_regions.names[r]);
+  s.program.regions_dropped = g_regions.dropped.load(std::memory_order_relaxed);
+  s.program.sites_dropped = g_sites_dropped.load(std::memory_order_relaxed);
+  return s;
+}
+
+void ResetForTesting() {
+  if (g_slots != nullptr) std::memset(static_cast<void*>(g_slots), 0, sizeof(Slot) * kSlots);
+  if (g_sites != nullptr) std::memset(static_cast<void*>(g_sites), 0, sizeof(SiteInfo) * kMaxSites);
+  g_next_site.store(1);
+  g_sites_dropped.store(0);
+  g_failed.store(false);
+  g_cache_generation.fetch_add(1, std::memory_order_release);
+  ProgramState& p = g_program;
+  p.lock.lock();
+  p.work = p.span = p.burdened_span = p.computations = 0;
+  for (double& w : p.whatif) w = 0;
+  if (p.on_span != nullptr) std::memset(p.on_span, 0, sizeof(uint64_t) * 2 * p.capacity);
+  p.lock.unlock();
+  g_regions.lock.lock();
+  g_regions.count.store(0);
+  std::memset(g_regions.names, 0, sizeof g_regions.names);
+  g_regions.dropped.store(0);
+  g_regions.lock.unlock();
+  for (ThreadState* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next_registered) {
+    t->spawns.store(0);
+    t->syncs.store(0);
+    for (uint32_t i = 0; i < kPages; ++i) {
+      OnWork* page = t->pages[i].load(std::memory_order_acquire);
+      if (page == nullptr) continue;
+      for (uint32_t j = 0; j < kPageSites; ++j) {
+        page[j].count.store(0);
+        page[j].work.store(0);
+        page[j].span.store(0);
+      }
+    }
+  }
+}
+
+}  // namespace cilkprof::agent::workspan

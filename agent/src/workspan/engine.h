@@ -1,0 +1,97 @@
+// The work/span engine: computes, online and with every worker running, the work and
+// span of a Cilk computation and, per call site, the Cilkprof metrics (work-on-work,
+// span-on-work, work-on-span, span-on-span of the top-most invocations), plus the
+// burdened span and the causal what-if spans of annotated regions. Design, models
+// and definitions: docs/WORKSPAN.md.
+//
+// Units: "ticks" of the configured clock (TSC ticks, ns, or charged units); the
+// report converts them (see clock.h).
+//
+// Contract:
+//  - Configure() once before the runtime calls any hook (AttachHooks does it).
+//  - The hooks (Hooks()) follow cilkprof/runtime_abi.h; they keep their state in the
+//    frame's tool_data[0] and in initial-exec thread-local state; they never call
+//    malloc, never take a lock the program could hold and never block (the only
+//    locks are the tool's own: a per-frame spin lock around the merge of a stolen
+//    continuation's state, a pool depot spin lock once per 64 blocks, and a global
+//    spin lock when a top-level computation ends).
+//  - Memory: per live Cilk frame and per live spawned child one record, plus span
+//    profiles bounded by the number of call sites; never per spawn.
+//  - Snapshot() may run at any time on any thread; totals of computations still
+//    running are not included in the whole-program figures and on-span values (they
+//    are added when the top-level computation ends); on-work values are added when
+//    each invocation ends.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cilkprof/runtime_abi.h"
+
+namespace cilkprof::agent::workspan {
+
+enum class ClockKind : uint32_t { kTsc = 0, kMonotonic = 1, kCounter = 2 };
+
+// What-if factors and the number of distinct region names analysed (later names are
+// counted in `regions_dropped` and treated as code outside regions).
+inline constexpr int kWhatIfFactors[] = {2, 4, 8, 16, 32};
+inline constexpr int kFactorCount = 5;
+inline constexpr int kMaxRegions = 8;
+// Variant v = set * kFactorCount + f, set 0 = all regions, set 1 + r = region r alone.
+inline constexpr int kVariants = kFactorCount * (1 + kMaxRegions);
+
+struct EngineConfig {
+  ClockKind clock = ClockKind::kTsc;
+  uint64_t burden_ticks = 15000;  // per spawn, on the child and on the continuation
+};
+
+enum class SiteKind : uint32_t { kCall = 0, kSpawn = 1 };
+
+struct SiteTotals {
+  SiteKind kind = SiteKind::kCall;
+  uintptr_t pc = 0;         // scope-entry return address (call) or spawn point (spawn)
+  uintptr_t parent_pc = 0;  // the enclosing context's pc (calls only; 0 at top level)
+  uintptr_t callee_pc = 0;  // spawn: the first scope entered directly by a child; 0 if none
+  uint64_t count = 0;       // invocations, recursive ones included
+  uint64_t work_on_work = 0, span_on_work = 0;  // top-most invocations
+  uint64_t work_on_span = 0, span_on_span = 0;  // top-most invocations on the critical path
+};
+
+struct ProgramTotals {
+  uint64_t work = 0, span = 0, burdened_span = 0;
+  uint64_t spawns = 0, syncs = 0;
+  uint64_t computations = 0;  // top-level computations ended
+  double whatif_span[kVariants] = {};
+  std::vector<std::string> regions;  // names, by region index
+  uint64_t regions_dropped = 0;      // begins of names beyond kMaxRegions
+  uint64_t sites_dropped = 0;        // invocations of sites beyond the table's capacity
+};
+
+struct Snapshot {
+  ProgramTotals program;
+  std::vector<SiteTotals> sites;  // by site id - 1; ids only grow
+};
+
+void Configure(const EngineConfig& config);
+const EngineConfig& Config();
+const cilkprof_hooks_t* Hooks();
+
+// The program API (cilkprof/cilkprof.h).
+void Charge(uint64_t units);
+void RegionBegin(const char* name);
+void RegionEnd();
+
+Snapshot TakeSnapshot();
+
+// True once the engine ran out of memory: hooks stopped, figures are partial.
+bool EngineFailed();
+
+// Called (outside any engine lock) on the thread that ends a top-level computation,
+// after its totals joined the whole-program figures. Set before the first hook.
+void SetTopLevelEndCallback(void (*callback)());
+
+// Tests only, with no computation running: forget everything measured so far.
+void ResetForTesting();
+
+}  // namespace cilkprof::agent::workspan

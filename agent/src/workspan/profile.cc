@@ -1,0 +1,112 @@
+#include "workspan/profile.h"
+
+#include <cstring>
+
+namespace cilkprof::agent::workspan {
+
+bool Profile::Reserve(Pool& pool, uint32_t capacity) {
+  if (capacity <= capacity_) return true;
+  uint32_t grown = capacity_ == 0 ? 4 : capacity_ * 2;
+  while (grown < capacity) grown *= 2;
+  auto* fresh = static_cast<ProfileEntry*>(pool.Allocate(sizeof(ProfileEntry) * grown));
+  if (fresh == nullptr) return false;
+  if (size_ != 0) std::memcpy(fresh, data_, sizeof(ProfileEntry) * size_);
+  pool.Free(data_);
+  data_ = fresh;
+  capacity_ = grown;
+  return true;
+}
+
+bool Profile::Add(Pool& pool, uint32_t site, uint64_t work, uint64_t span) {
+  uint32_t lo = 0, hi = size_;
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (data_[mid].site < site) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo < size_ && data_[lo].site == site) {
+    data_[lo].work += work;
+    data_[lo].span += span;
+    return true;
+  }
+  if (!Reserve(pool, size_ + 1)) return false;
+  std::memmove(data_ + lo + 1, data_ + lo, sizeof(ProfileEntry) * (size_ - lo));
+  data_[lo] = ProfileEntry{site, 0, work, span};
+  ++size_;
+  return true;
+}
+
+bool Profile::Absorb(Pool& pool, Profile& other) {
+  if (other.size_ == 0) return true;
+  if (size_ == 0) {
+    Swap(other);
+    other.Clear(pool);
+    return true;
+  }
+  // Merge both sorted arrays into a fresh block.
+  const uint32_t bound = size_ + other.size_;
+  uint32_t capacity = 4;
+  while (capacity < bound) capacity *= 2;
+  auto* merged = static_cast<ProfileEntry*>(pool.Allocate(sizeof(ProfileEntry) * capacity));
+  if (merged == nullptr) {
+    other.Clear(pool);
+    return false;
+  }
+  uint32_t i = 0, j = 0, n = 0;
+  while (i < size_ && j < other.size_) {
+    const ProfileEntry& a = data_[i];
+    const ProfileEntry& b = other.data_[j];
+    if (a.site < b.site) {
+      merged[n++] = a;
+      ++i;
+    } else if (b.site < a.site) {
+      merged[n++] = b;
+      ++j;
+    } else {
+      merged[n++] = ProfileEntry{a.site, 0, a.work + b.work, a.span + b.span};
+      ++i;
+      ++j;
+    }
+  }
+  while (i < size_) merged[n++] = data_[i++];
+  while (j < other.size_) merged[n++] = other.data_[j++];
+  pool.Free(data_);
+  data_ = merged;
+  size_ = n;
+  capacity_ = capacity;
+  other.Clear(pool);
+  return true;
+}
+
+bool Profile::CopyFrom(Pool& pool, const Profile& other) {
+  size_ = 0;
+  if (other.size_ == 0) return true;
+  if (!Reserve(pool, other.size_)) return false;
+  std::memcpy(data_, other.data_, sizeof(ProfileEntry) * other.size_);
+  size_ = other.size_;
+  return true;
+}
+
+void Profile::Swap(Profile& other) {
+  ProfileEntry* d = data_;
+  data_ = other.data_;
+  other.data_ = d;
+  uint32_t s = size_;
+  size_ = other.size_;
+  other.size_ = s;
+  uint32_t c = capacity_;
+  capacity_ = other.capacity_;
+  other.capacity_ = c;
+}
+
+void Profile::Clear(Pool& pool) {
+  pool.Free(data_);
+  data_ = nullptr;
+  size_ = 0;
+  capacity_ = 0;
+}
+
+}  // namespace cilkprof::agent::workspan
