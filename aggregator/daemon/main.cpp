@@ -1,6 +1,7 @@
 // cilkprofd: runs the aggregator until SIGINT or SIGTERM, writing one profile per
 // profiled process into --output-dir. See daemon_options.h for the command line.
 #include <signal.h>
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
@@ -9,6 +10,7 @@
 
 #include "cilkprof/aggregator/output_naming.h"
 #include "cilkprof/aggregator/server.h"
+#include "daemon_logging.h"
 #include "daemon_options.h"
 
 int main(int argc, char** argv) {
@@ -20,11 +22,11 @@ int main(int argc, char** argv) {
     return parsed.exit_code;
   }
   const daemon::DaemonOptions& options = parsed.options;
-  spdlog::set_level(spdlog::level::from_str(options.log_level));
   if (Status valid = daemon::ValidateDaemonOptions(options); !valid.ok()) {
     std::cerr << "cilkprofd: " << valid.message() << "\n";
     return 2;
   }
+  daemon::InstallDaemonLogger(options.log_level);
 
   // Block the shutdown signals in every thread (the aggregator's threads inherit the
   // mask) and take them synchronously below: no work in a signal handler.
@@ -44,7 +46,8 @@ int main(int argc, char** argv) {
   auto started = aggregator::Aggregator::Start(std::move(aggregator_options));
   if (!started.ok()) {
     std::cerr << "cilkprofd: " << started.status().message() << "\n";
-    return 1;
+    daemon::DrainDaemonLog(std::chrono::seconds(1));
+    _exit(1);
   }
   spdlog::info("cilkprofd: writing profiles to {}", options.output_dir);
 
@@ -57,5 +60,7 @@ int main(int argc, char** argv) {
   for (const auto& profile : written) failed += profile.status.ok() ? 0 : 1;
   spdlog::info("cilkprofd: {} profile(s) written, {} failed, {} connection(s) dropped for bad data",
                written.size() - failed, failed, (*started)->connections_dropped());
-  return failed == 0 ? 0 : 1;
+  // Profiles are on disk and the socket is gone; only log lines may still be queued.
+  daemon::DrainDaemonLog(std::chrono::seconds(1));
+  _exit(failed == 0 ? 0 : 1);
 }

@@ -26,6 +26,7 @@
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/aggregator/session.h"
 #include "listeners.h"
+#include "log_limiter.h"
 #include "profile_writer.h"
 
 namespace cilkprof::aggregator {
@@ -57,6 +58,8 @@ class ConnectionOwner {
  public:
   virtual size_t max_frame_bytes() const = 0;
   virtual void CountDropped() = 0;
+  // Limits the per-connection warnings (drops, read errors) under a flood.
+  virtual internal::LogLimiter& warning_limiter() = 0;
   // Called once per connection, on its strand, when it ends.
   virtual void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
                                bool has_data) = 0;
@@ -84,6 +87,7 @@ struct Aggregator::Impl final : ConnectionOwner {
   void StartConnection(Socket socket);
   size_t max_frame_bytes() const override { return options.max_frame_bytes; }
   void CountDropped() override { dropped.fetch_add(1, std::memory_order_relaxed); }
+  internal::LogLimiter& warning_limiter() override { return limiter; }
   void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
                        bool has_data) override;
 
@@ -98,6 +102,8 @@ struct Aggregator::Impl final : ConnectionOwner {
   ProfileWriter writer;
   std::thread io_thread;
 
+  // 20 connection warnings per 10 s; the counters keep the full story.
+  internal::LogLimiter limiter{20, std::chrono::seconds(10)};
   std::atomic<uint64_t> accepted{0};
   std::atomic<uint64_t> dropped{0};
   std::atomic<uint32_t> next_sequence{0};
@@ -173,8 +179,10 @@ class Connection final : public ConnectionBase,
     } else if (closing_ || ec == asio::error::operation_aborted) {
       End();
     } else {
-      spdlog::warn("connection #{}{}: read error ({}); keeping the data received", sequence_,
-                   Who(), ec.message());
+      if (uint64_t suppressed = 0; server_->warning_limiter().Allow(&suppressed)) {
+        spdlog::warn("connection #{}{}: read error ({}); keeping the data received{}", sequence_,
+                     Who(), ec.message(), Suppressed(suppressed));
+      }
       End();
     }
   }
@@ -220,14 +228,21 @@ class Connection final : public ConnectionBase,
     End();
   }
 
+  static std::string Suppressed(uint64_t n) {
+    return n == 0 ? std::string() : fmt::format(" ({} similar warnings suppressed)", n);
+  }
+
   std::string Who() const {
     if (!session_->has_hello()) return "";
     return " (pid " + std::to_string(session_->hello().pid()) + ")";
   }
 
   void Drop(const std::string& reason) {
-    spdlog::warn("dropping connection #{}{}: {}{}", sequence_, Who(), reason,
-                 session_->has_hello() ? "; keeping the data merged before" : "");
+    if (uint64_t suppressed = 0; server_->warning_limiter().Allow(&suppressed)) {
+      spdlog::warn("dropping connection #{}{}: {}{}{}", sequence_, Who(), reason,
+                   session_->has_hello() ? "; keeping the data merged before" : "",
+                   Suppressed(suppressed));
+    }
     server_->CountDropped();
     session_->MarkDropped(reason);
     End();
