@@ -12,6 +12,7 @@
 #include "agent_state.h"
 #include "log.h"
 #include "real_functions.h"
+#include "runtime_view.h"
 
 namespace cilkprof::agent {
 
@@ -21,6 +22,7 @@ unwinder::Mode g_handler_mode = unwinder::Mode::kDwarf;
 clockid_t g_handler_clock = CLOCK_THREAD_CPUTIME_ID;
 __thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread int tls_in_agent __attribute__((tls_model("initial-exec"))) = 0;
+__thread int tls_in_loader __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -157,6 +159,8 @@ void ChildAfterFork() {
 void Start() {
   real::ResolveAll();
   FindAgentText();
+  // The agent's own frames (the probe, the thread start wrapper) never show in a path.
+  ElideModuleOf(reinterpret_cast<const void*>(&CilkprofSampleHandler));
   std::vector<std::string> errors;
   Config config = ParseConfig([](const char* name) { return getenv(name); }, &errors);
   SetQuiet(config.quiet);

@@ -6,7 +6,8 @@
 //   signal_mu    which signal the agent samples with; the program's view of the
 //                signals the agent owns (sigaction interposition)
 //   registry_mu  the list of thread records; arming and disarming sample sources
-// The signal handler reads only: tls_thread, g_sampling, g_handler_mode, g_handler_clock.
+// The signal handler reads only: tls_thread, tls_in_loader, g_sampling, g_handler_mode,
+// g_handler_clock, and the runtime view (runtime_view.h).
 #pragma once
 
 #include <pthread.h>
@@ -64,6 +65,9 @@ extern __thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec"
 // Nonzero while the agent itself calls code that may reach an interposed function
 // (the unwinder installing its fault guard): those calls go straight to libc.
 extern __thread int tls_in_agent __attribute__((tls_model("initial-exec")));
+// Nonzero while the thread is inside dlclose (the loader may be editing its module
+// list): the handler then unwinds with frame pointers, never libunwind.
+extern __thread int tls_in_loader __attribute__((tls_model("initial-exec")));
 
 // True when the agent runs in this process (not after fork with FOLLOW_FORK=0, not in
 // a vfork child, not after shutdown).

@@ -114,17 +114,23 @@ void ThreadCct::MaybeGrowIndex() {
   mapped_bytes_ += (sizeof(uint32_t) << new_bits) - (sizeof(uint32_t) << old_bits);
 }
 
-bool RecordSample(ThreadCct* cct, SampleCounters* counters, const unwinder::Frame* frames,
-                  uint32_t depth, bool partial, uint64_t weight_ns) {
+uint32_t InsertPath(ThreadCct* cct, const unwinder::Frame* frames, uint32_t depth, bool partial,
+                    bool empty_is_root) {
   uint32_t node = kRootNode;
-  if (partial || depth == 0) {
-    partial = true;
+  if (partial || (depth == 0 && !empty_is_root)) {
     node = cct->FindOrInsertChild(kRootNode, 0, NodeKind::kPartialUnwind, 0);
   }
   for (uint32_t i = depth; i > 0 && node != kNoNode; --i) {
     node = cct->FindOrInsertChild(node, frames[i - 1].pc, NodeKind::kPc,
                                   static_cast<uint8_t>(frames[i - 1].edge));
   }
+  return node;
+}
+
+bool RecordSample(ThreadCct* cct, SampleCounters* counters, const unwinder::Frame* frames,
+                  uint32_t depth, bool partial, uint64_t weight_ns) {
+  if (depth == 0) partial = true;
+  const uint32_t node = InsertPath(cct, frames, depth, partial);
   if (node == kNoNode) {
     CounterAdd(&counters->dropped_no_memory, 1);
     return false;

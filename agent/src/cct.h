@@ -27,8 +27,15 @@
 namespace cilkprof::agent {
 
 // Metric columns, in the order of Hello.metrics. To add a metric: add it here, to
-// kMetricDescriptors (metrics.cc), and write it in the handler.
-enum MetricId : uint32_t { kMetricSamples = 0, kMetricWork = 1, kMetricCount = 2 };
+// kMetricInfo (metrics.h), and write it in the handler.
+enum MetricId : uint32_t {
+  kMetricSamples = 0,
+  kMetricWork = 1,
+  kMetricIdleness = 2,
+  kMetricOverhead = 3,
+  kMetricProbe = 4,
+  kMetricCount = 5
+};
 
 inline constexpr uint32_t kNoNode = 0xffffffffu;
 inline constexpr uint32_t kRootNode = 0;
@@ -55,6 +62,13 @@ struct SampleCounters {
   uint64_t dropped_reentrant = 0;  // arrived while the handler was already running
   uint64_t dropped_no_memory = 0;  // the tree was full
   uint64_t cpu_ns = 0;             // sum of the recorded samples' weights
+  // Blame (issue 4). Idle samples are not in the tree and not in `samples`.
+  uint64_t idle_samples = 0;           // taken while the worker was IDLE
+  uint64_t idle_ns = 0;                // their total weight
+  uint64_t overhead_samples = 0;       // in the tree, taken in the OVERHEAD state
+  uint64_t unattributed_overhead = 0;  // of those, recorded at the root (no context)
+  uint64_t probe_samples = 0;          // cilkprof_probe(); metric `probe` only
+  uint64_t probe_partial = 0;          // of those, with a partial path
 };
 
 // Relaxed single-writer counter helpers (readers on other threads never see a torn value).
@@ -122,6 +136,14 @@ class ThreadCct {
   bool grow_index_ = true;
   size_t mapped_bytes_ = 0;
 };
+
+// Inserts the path of `frames` (innermost first) from the root, under the
+// partial-unwind marker when `partial` (or when no frame was found and `empty_is_root`
+// is false); returns the leaf, or kNoNode when the tree is full (nothing is counted).
+// `empty_is_root`: a path without frames is the root itself (overhead samples with no
+// logical context). Owner only, async-signal-safe.
+uint32_t InsertPath(ThreadCct* cct, const unwinder::Frame* frames, uint32_t depth, bool partial,
+                    bool empty_is_root = false);
 
 // Inserts one sample: the path of `frames` (innermost first, as Unwind returns them)
 // from the root, under the partial-unwind marker when `partial` (or when no frame was

@@ -13,7 +13,7 @@ uint64_t TakeIncrement(const uint64_t* live, uint64_t* shadow) {
 }  // namespace
 
 void ThreadDeltaBuilder::BeginCycle() {
-  metric_cursor_ = 1;
+  metric_cursor_ = 0;  // node 0 (the root) may carry overhead with no logical context
   counters_done_ = false;
 }
 
@@ -40,7 +40,8 @@ bool ThreadDeltaBuilder::Build(const ThreadCct& cct, const SampleCounters& count
     if (shadow.size() < nodes_sent_) shadow.resize(nodes_sent_, 0);
   }
 
-  // Metrics of the nodes the receiver knows (only those: a metric may not precede its node).
+  // Metrics of the nodes the receiver knows (only those: a metric may not precede its
+  // node; the root, node 0, is always known).
   while (metric_cursor_ < nodes_sent_ && out->metrics.size() < max_entries) {
     const uint32_t id = metric_cursor_++;
     double values[kMetricCount];
@@ -65,6 +66,14 @@ bool ThreadDeltaBuilder::Build(const ThreadCct& cct, const SampleCounters& count
     out->counters.dropped_no_memory =
         TakeIncrement(&counters.dropped_no_memory, &shadow_counters_.dropped_no_memory);
     out->counters.cpu_ns = TakeIncrement(&counters.cpu_ns, &shadow_counters_.cpu_ns);
+    out->counters.idle_samples = TakeIncrement(&counters.idle_samples, &shadow_counters_.idle_samples);
+    out->counters.idle_ns = TakeIncrement(&counters.idle_ns, &shadow_counters_.idle_ns);
+    out->counters.overhead_samples =
+        TakeIncrement(&counters.overhead_samples, &shadow_counters_.overhead_samples);
+    out->counters.unattributed_overhead =
+        TakeIncrement(&counters.unattributed_overhead, &shadow_counters_.unattributed_overhead);
+    out->counters.probe_samples = TakeIncrement(&counters.probe_samples, &shadow_counters_.probe_samples);
+    out->counters.probe_partial = TakeIncrement(&counters.probe_partial, &shadow_counters_.probe_partial);
   }
   return nodes_sent_ == count && metric_cursor_ >= nodes_sent_;
 }

@@ -47,7 +47,7 @@ class ThreadDeltaBuilder {
 
  private:
   uint32_t nodes_sent_ = 1;  // node 0, the root, is implicit
-  uint32_t metric_cursor_ = 1;
+  uint32_t metric_cursor_ = 0;
   bool counters_done_ = false;
   std::vector<uint64_t> shadow_[kMetricCount];
   SampleCounters shadow_counters_;

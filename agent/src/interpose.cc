@@ -165,7 +165,9 @@ CILKPROF_EXPORT int execle(const char* path, const char* arg0, ...) {
 
 CILKPROF_EXPORT int dlclose(void* handle) {
   FlushForDlclose();
+  tls_in_loader++;
   const int rc = real::dlclose()(handle);
+  tls_in_loader--;
   AfterDlclose();
   return rc;
 }

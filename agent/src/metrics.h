@@ -1,5 +1,5 @@
 // The metrics the agent records per CCT node, in the order of the columns (MetricId,
-// cct.h) and of Hello.metrics. Later issues append here (idleness, overhead, ...).
+// cct.h) and of Hello.metrics. Append new metrics at the end.
 #pragma once
 
 #include "cct.h"
@@ -16,7 +16,15 @@ inline constexpr MetricInfo kMetricInfo[kMetricCount] = {
     {"samples", "count", "samples taken with this context as the innermost frame"},
     {"work", "ns",
      "time of the sampling clock (thread CPU time, or wall time with --clock wall) "
-     "measured between a thread's previous sample and this one"},
+     "measured between a thread's previous sample and this one; on runtime workers only "
+     "samples taken while running user code (state WORKING)"},
+    {"idleness", "ns",
+     "undirected blame for idle workers: each sample of a worker that is not idle adds "
+     "its weight x idle workers / workers not idle to its logical context"},
+    {"overhead", "ns",
+     "sample weights taken while the runtime did scheduling work (spawn, sync, steal, "
+     "fiber switches), at the spawn or sync site that caused it"},
+    {"probe", "count", "cilkprof_probe() calls made with this context (tests of logical paths)"},
 };
 
 }  // namespace cilkprof::agent

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "agent_state.h"
+#include "blame.h"
 #include "log.h"
 #include "real_functions.h"
 
@@ -109,7 +110,8 @@ uint64_t ReadThreadClock() {
 }
 
 // Async-signal-safe: reads its own thread's record through initial-exec TLS, calls
-// clock_gettime, the unwinder's Unwind and RecordSample, nothing else.
+// clock_gettime and TakeSample (blame.h: the runtime's state, the logical unwinder,
+// the CCT insert), nothing else.
 extern "C" void CilkprofSampleHandler(int, siginfo_t*, void* context) {
   const int saved_errno = errno;
   ThreadRecord* t = tls_thread;
@@ -122,9 +124,10 @@ extern "C" void CilkprofSampleHandler(int, siginfo_t*, void* context) {
       const uint64_t now = ReadThreadClock();
       const uint64_t weight = now > t->last_clock_ns ? now - t->last_clock_ns : 0;
       t->last_clock_ns = now;
-      const unwinder::UnwindResult r = unwinder::Unwind(
-          g_handler_mode, static_cast<const ucontext_t*>(context), t->frames, kMaxFrames);
-      RecordSample(&t->cct, &t->counters, t->frames, r.depth, r.partial || r.truncated, weight);
+      // Inside dlclose the loader edits its list of modules, the one window in which
+      // libunwind's FDE lookup is unsafe (docs/UNWINDER.md): walk frame pointers there.
+      const unwinder::Mode mode = tls_in_loader != 0 ? unwinder::Mode::kFramePointer : g_handler_mode;
+      TakeSample(t, static_cast<const ucontext_t*>(context), mode, weight);
       __atomic_signal_fence(__ATOMIC_SEQ_CST);
       t->in_handler = 0;
     }

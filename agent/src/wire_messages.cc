@@ -65,6 +65,12 @@ void WriteCounters(const ThreadCountersMsg& c, ProtoWriter* w) {
   w->Varint(3, c.dropped_reentrant);
   w->Varint(4, c.dropped_no_memory);
   w->Varint(5, c.cpu_ns);
+  w->Varint(6, c.idle_samples);
+  w->Varint(7, c.idle_ns);
+  w->Varint(8, c.overhead_samples);
+  w->Varint(9, c.unattributed_overhead);
+  w->Varint(10, c.probe_samples);
+  w->Varint(11, c.probe_partial);
 }
 
 void WriteThreadDelta(const ThreadDeltaMsg& t, ProtoWriter* w) {

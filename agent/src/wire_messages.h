@@ -59,9 +59,13 @@ struct NodeMetricsMsg {
 struct ThreadCountersMsg {
   uint64_t samples = 0, partial_unwinds = 0, dropped_reentrant = 0, dropped_no_memory = 0,
            cpu_ns = 0;
+  uint64_t idle_samples = 0, idle_ns = 0, overhead_samples = 0, unattributed_overhead = 0,
+           probe_samples = 0, probe_partial = 0;
   bool IsZero() const {
     return samples == 0 && partial_unwinds == 0 && dropped_reentrant == 0 &&
-           dropped_no_memory == 0 && cpu_ns == 0;
+           dropped_no_memory == 0 && cpu_ns == 0 && idle_samples == 0 && idle_ns == 0 &&
+           overhead_samples == 0 && unattributed_overhead == 0 && probe_samples == 0 &&
+           probe_partial == 0;
   }
 };
 

@@ -161,8 +161,9 @@ ProcessProfile Fold(const std::vector<wire::AgentMessage>& messages) {
           tt.nodes[n.id()] = n;
         }
         for (const wire::NodeMetrics& nm : t.metrics()) {
-          if (!tt.nodes.count(nm.node())) p.problems.push_back("metrics of an unknown node");
-          if (nm.values_size() != 2) {
+          // Node 0, the implicit root, may carry overhead with no logical context.
+          if (nm.node() != 0 && !tt.nodes.count(nm.node())) p.problems.push_back("metrics of an unknown node");
+          if (nm.values_size() != p.hello.metrics_size()) {
             p.problems.push_back("metrics with a wrong number of values");
             continue;
           }

@@ -92,7 +92,7 @@ TEST(WireEncoder, DeltaRoundTripWithExtremeValues) {
                                WireEdge::kCall});
   t.metrics.push_back(NodeMetricsMsg{2, {1.0, 1e6}});
   t.metrics.push_back(NodeMetricsMsg{3, {0.0, 0.5}});
-  t.counters = ThreadCountersMsg{10, 1, 2, 3, 4000000000ull};
+  t.counters = ThreadCountersMsg{10, 1, 2, 3, 4000000000ull, 5, 6000000000ull, 7, 8, 9, 1};
   d.threads.push_back(t);
   ThreadDeltaMsg empty;  // a thread with nothing but its id must still be a message
   empty.tid = 7;
@@ -142,6 +142,12 @@ TEST(WireEncoder, DeltaRoundTripWithExtremeValues) {
   EXPECT_EQ(pt.counters().dropped_reentrant(), 2u);
   EXPECT_EQ(pt.counters().dropped_no_memory(), 3u);
   EXPECT_EQ(pt.counters().cpu_ns(), 4000000000ull);
+  EXPECT_EQ(pt.counters().idle_samples(), 5u);
+  EXPECT_EQ(pt.counters().idle_ns(), 6000000000ull);
+  EXPECT_EQ(pt.counters().overhead_samples(), 7u);
+  EXPECT_EQ(pt.counters().unattributed_overhead(), 8u);
+  EXPECT_EQ(pt.counters().probe_samples(), 9u);
+  EXPECT_EQ(pt.counters().probe_partial(), 1u);
   EXPECT_EQ(p.threads(1).tid(), 7u);
   EXPECT_EQ(p.threads(1).nodes_size(), 0);
 }

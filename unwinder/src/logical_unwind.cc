@@ -191,8 +191,10 @@ GuardOutcome WalkFramePointers(WalkState* state) {
     state->partial = true;
     return GuardOutcome::kCompleted;
   }
-  const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
-  if (probe == GuardOutcome::kReentered) return probe;
+  if (state->request->probe_frameless_leaf) {
+    const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
+    if (probe == GuardOutcome::kReentered) return probe;
+  }
   return RunGuarded(GuardedFramePointerWalk, &walk);
 }
 

@@ -58,6 +58,10 @@ struct LogicalRequest {
   bool overhead = false;
   const CodeRange* elided = nullptr;
   uint32_t elided_count = 0;
+  // Frame-pointer mode: look for a frameless leaf at frame 0 (see cursor.h). Off for
+  // contexts captured with getcontext() (a synchronous probe), whose frame 0 is the
+  // capturing function itself, never a frameless leaf.
+  bool probe_frameless_leaf = true;
 };
 
 struct LogicalResult {

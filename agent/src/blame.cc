@@ -1,0 +1,86 @@
+#include "blame.h"
+
+#include "cilkprof/unwinder/logical.h"
+#include "runtime_view.h"
+
+namespace cilkprof::agent {
+namespace {
+
+struct WorkerView {
+  cilkprof_worker_t* worker = nullptr;
+  uint32_t state = CILKPROF_STATE_NOT_A_WORKER;
+  uint32_t workers = 0;
+  uint32_t working = 0;
+};
+
+WorkerView ReadWorker() {
+  WorkerView v;
+  const cilkprof_runtime_t* runtime = AttachedRuntime();
+  if (runtime == nullptr) return v;
+  v.worker = runtime->current_worker();
+  if (v.worker == nullptr) return v;
+  v.state = v.worker->state;
+  v.workers = *runtime->workers;
+  v.working = *runtime->working;
+  return v;
+}
+
+unwinder::LogicalResult Unwind(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
+                               const WorkerView& view, bool synchronous) {
+  unwinder::LogicalRequest request;
+  request.mode = mode;
+  request.context = context;
+  request.segment = view.worker != nullptr ? view.worker->segment : nullptr;
+  request.overhead = view.state == CILKPROF_STATE_OVERHEAD;
+  request.elided = ElidedRanges(&request.elided_count);
+  request.probe_frameless_leaf = !synchronous;
+  return unwinder::UnwindLogical(request, t->frames, kMaxFrames);
+}
+
+}  // namespace
+
+void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight) {
+  SampleCounters* counters = &t->counters;
+  const WorkerView view = ReadWorker();
+  if (view.state == CILKPROF_STATE_IDLE) {
+    CounterAdd(&counters->idle_samples, 1);
+    CounterAdd(&counters->idle_ns, weight);
+    return;
+  }
+  const unwinder::LogicalResult r = Unwind(t, context, mode, view, /*synchronous=*/false);
+  const bool overhead = view.state == CILKPROF_STATE_OVERHEAD;
+  const bool unattributed = overhead && r.unattributed;
+  const bool partial = !unattributed && (r.partial || r.truncated || r.depth == 0);
+  const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial, unattributed);
+  if (node == kNoNode) {
+    CounterAdd(&counters->dropped_no_memory, 1);
+    return;
+  }
+  t->cct.AddMetric(node, kMetricSamples, 1);
+  t->cct.AddMetric(node, overhead ? kMetricOverhead : kMetricWork, weight);
+  if (view.worker != nullptr && view.working > 0 && view.workers > view.working) {
+    t->cct.AddMetric(node, kMetricIdleness, weight * (view.workers - view.working) / view.working);
+  }
+  CounterAdd(&counters->samples, 1);
+  if (partial) CounterAdd(&counters->partial_unwinds, 1);
+  CounterAdd(&counters->cpu_ns, weight);
+  if (overhead) CounterAdd(&counters->overhead_samples, 1);
+  if (unattributed) CounterAdd(&counters->unattributed_overhead, 1);
+}
+
+void TakeProbe(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode) {
+  WorkerView view = ReadWorker();
+  view.state = CILKPROF_STATE_WORKING;  // the probe is user code by definition
+  const unwinder::LogicalResult r = Unwind(t, context, mode, view, /*synchronous=*/true);
+  const bool partial = r.partial || r.truncated || r.depth == 0;
+  const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial);
+  if (node == kNoNode) {
+    CounterAdd(&t->counters.dropped_no_memory, 1);
+    return;
+  }
+  t->cct.AddMetric(node, kMetricProbe, 1);
+  CounterAdd(&t->counters.probe_samples, 1);
+  if (partial) CounterAdd(&t->counters.probe_partial, 1);
+}
+
+}  // namespace cilkprof::agent

@@ -1,0 +1,35 @@
+// Recording one sample with blame (issue 4): reads the runtime's state word and
+// counters, unwinds the logical path, and charges work, idleness or overhead.
+//
+//   NOT_A_WORKER (or no runtime)  work += weight at the physical path (with runtime and
+//                                 agent frames elided), as a physical profiler would;
+//   WORKING                       work += weight at the logical path;
+//   OVERHEAD                      overhead += weight at the spawn or sync site that
+//                                 caused the scheduling work (unwinder/logical.h says
+//                                 how it is found); at the root when there is none;
+//   IDLE                          nothing in the tree: idle_samples and idle_ns count it.
+// On WORKING and OVERHEAD samples, idleness += weight x (workers - working) / working,
+// both counters read from the runtime at the sample (they are updated with relaxed
+// stores by other threads, so each read may be slightly stale: the summary reports
+// the resulting skew between idleness handed out and idle time measured).
+//
+// Signal safety: both functions are async-signal-safe and run on the thread that owns
+// `t`, with t->in_handler set by the caller.
+#pragma once
+
+#include <ucontext.h>
+
+#include <cstdint>
+
+#include "thread_record.h"
+
+namespace cilkprof::agent {
+
+// A sampling signal's sample of weight `weight` (ns of the sampling clock).
+void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight);
+
+// A cilkprof_probe() sample: `context` comes from getcontext() in the probe itself, so
+// frame 0 is the probe (elided). Adds probe += 1 at the logical path, nothing else.
+void TakeProbe(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode);
+
+}  // namespace cilkprof::agent

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Asserts the exact logical call path of every cilkprof_probe() of probe_program.
+
+Runs `cilkprof run` on probe_program CASE with two workers and forced steals
+(CILK_NWORKERS=2 CILK_FORCE_STEAL=1: every continuation is resumed by the other
+worker), reads the top-down view as JSON with the `probe` metric, and checks:
+  * the number of probes recorded equals the number of probe calls the case makes;
+  * every node with exclusive probe > 0 lies on an expected path: its path from
+    main (function names with their call/spawn edges) matches the case's pattern;
+  * every expected path carries exactly as many probes as the program takes it (for
+    fib and parallel_for the expected paths are derived from the recursion).
+Exit status 0 on success; otherwise the mismatching paths are printed.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+ANON = r"\(anonymous namespace\)::"
+
+# A path is rendered as "edge:name" tokens (the view's function names, which carry no
+# parameter lists) joined by newlines, from main down. Each case maps regular
+# expressions of whole paths to the number of probes expected on them.
+# The inline frames that cilk::run and std::invoke leave between a caller and its
+# callable (their exact list depends on the compiler's inlining) are matched as a group.
+INLINE_RUN = r"(call:(cilk::run|std::invoke|std::__invoke|std::__invoke_impl)<[^\n]*\n)*"
+LAMBDA = r"spawn:\(anonymous\)::operator\(\)"
+
+
+def call(name):
+    return "call:" + ANON + re.escape(name)
+
+
+def spawn_site(spawner):
+    """The spawn call inlined into the spawning function: cilk::scope::spawn<lambda>."""
+    return r"call:cilk::scope::spawn<" + re.escape(spawner) + r"::<lambda\(\)> >"
+
+
+def lines(*tokens):
+    return "\n".join(tokens)
+
+
+def expected_fresh_fiber(n):
+    path = lines("call:main", call("fresh_fiber"), spawn_site("(anonymous namespace)::fresh_fiber(int)"),
+                 LAMBDA, call("probe_in_child"))
+    return n, {path: n}
+
+
+def expected_continuation(n):
+    return n, {lines("call:main", call("continuation"), call("probe_in_continuation")): n}
+
+
+def fib_leaf_paths(n):
+    """Every leaf path of fib(n) as the list of edges below the first fib frame:
+    'spawn' for the spawned fib(n-1) branch (through its lambda), 'call' for fib(n-2)."""
+    if n < 2:
+        return [[]]
+    return ([["spawn"] + rest for rest in fib_leaf_paths(n - 1)] +
+            [["call"] + rest for rest in fib_leaf_paths(n - 2)])
+
+
+def expected_fib(n):
+    counts = {}
+    for edges in fib_leaf_paths(n):
+        tokens = ["call:main\n" + INLINE_RUN + r"call:\(anonymous\)::operator\(\)", call("fib")]
+        for e in edges:
+            if e == "spawn":
+                tokens += [spawn_site("(anonymous namespace)::fib(int)"), LAMBDA, call("fib")]
+            else:
+                tokens += [call("fib")]
+        key = lines(*tokens)
+        counts[key] = counts.get(key, 0) + 1
+    return sum(counts.values()), counts
+
+
+def parallel_for_spawn_depth(i, lo, hi, grain=1):
+    """How many spawn steps parallel_for_range(lo, hi) takes to reach index i: it
+    spawns [lo, mid) and continues in place with [mid, hi) (cilk/cilk.hpp)."""
+    depth = 0
+    while hi - lo > grain:
+        mid = lo + (hi - lo) // 2
+        if i < mid:
+            depth += 1
+            hi = mid
+        else:
+            lo = mid
+    return depth
+
+
+def expected_parallel_for(n):
+    body_type = "(anonymous namespace)::parallel_for_bodies(long int)::<lambda(long int)>"
+    pfr = r"cilk::detail::parallel_for_range<" + re.escape(body_type) + " >"
+    step = lines(r"call:cilk::scope::spawn<" + pfr + r"\(long int, long int, long int, " +
+                 re.escape(body_type) + r"&\)::<lambda\(\)> >", "spawn:" + pfr)
+    head = lines("call:main", call("parallel_for_bodies"),
+                 r"call:cilk::parallel_for<" + re.escape(body_type) + " >\n" + INLINE_RUN + "call:" + pfr)
+    tail = lines(r"call:\(anonymous\)::operator\(\)", call("probe_in_body"))
+    counts = {}
+    for i in range(n):
+        d = parallel_for_spawn_depth(i, 0, n)
+        key = lines(head, *([step] * d), tail)
+        counts[key] = counts.get(key, 0) + 1
+    return n, counts
+
+
+CASES = {
+    "fresh_fiber": (expected_fresh_fiber, 40),
+    "continuation": (expected_continuation, 40),
+    "fib": (expected_fib, 10),
+    "parallel_for": (expected_parallel_for, 64),
+}
+
+
+def walk(node, prefix, out):
+    name = node.get("name", "")
+    edge = node.get("edge", "call")
+    path = prefix + [edge + ":" + name] if name != "<program root>" else prefix
+    probe = node.get("metrics", {}).get("probe", {}).get("exclusive", 0)
+    if probe:
+        out.append((path, probe))
+    for child in node.get("children", []):
+        walk(child, path, out)
+
+
+def render(path):
+    # Everything above main (libc start-up) is physical context, not checked.
+    for i, token in enumerate(path):
+        if token == "call:main":
+            return "\n".join(path[i:])
+    return "\n".join(path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cilkprof", required=True)
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    ap.add_argument("--unwind", required=True, choices=["dwarf", "fp"])
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+
+    expect_fn, size = CASES[args.case]
+    total_expected, shapes = expect_fn(size)
+    os.makedirs(args.workdir, exist_ok=True)
+    profile = os.path.join(args.workdir, "probe.cilkprof")
+    env = dict(os.environ, CILK_NWORKERS="2", CILK_FORCE_STEAL="1", CILKPROF_AGENT=args.agent)
+    run = subprocess.run([args.cilkprof, "run", "-q", "-f", "-o", profile, "--unwind", args.unwind,
+                          "--", args.program, args.case, str(size)],
+                         env=env, capture_output=True, text=True, timeout=100)
+    if run.returncode != 0:
+        print("the profiled program failed:", run.returncode, run.stdout, run.stderr)
+        return 1
+    view = subprocess.run([args.cilkprof, "view", "top-down", "--metric", "probe", "--format", "json",
+                           profile], capture_output=True, text=True, timeout=60)
+    if view.returncode != 0:
+        print("cilkprof view failed:", view.stderr)
+        return 1
+    tree = json.loads(view.stdout)
+    found = []
+    walk(tree, [], found)
+
+    failures = []
+    total = sum(p for _, p in found)
+    if total != total_expected:
+        failures.append(f"{total} probes recorded, {total_expected} calls made")
+    compiled = {shape: re.compile(shape + r"\Z") for shape in shapes}
+    seen = {}
+    for path, count in found:
+        text = render(path)
+        matched = [shape for shape, rx in compiled.items() if rx.match(text)]
+        if len(matched) != 1:
+            failures.append(f"{'unexpected' if not matched else 'ambiguous'} path ({count:g} probes):\n    " +
+                            text.replace("\n", "\n    "))
+        else:
+            seen[matched[0]] = seen.get(matched[0], 0) + count
+    for shape, want in shapes.items():
+        got = seen.get(shape, 0)
+        if got != want:
+            failures.append(f"{got:g} probes (expected {want}) on:\n    " + shape.replace("\n", "\n    "))
+    if failures:
+        print(f"case {args.case}, --unwind {args.unwind}: {len(failures)} failure(s)")
+        for f in failures[:40]:
+            print("  " + f)
+        return 1
+    print(f"case {args.case}, --unwind {args.unwind}: {total:g} probes, all on their expected paths")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
