@@ -2,6 +2,7 @@
 enable_language(ASM)
 
 add_library(cilk SHARED
+  src/asymmetric_fence.cpp
   src/config.cpp
   src/idle_sleep.cpp
   src/overflow_guard.cpp

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "asymmetric_fence.hpp"
 #include "the_deque.hpp"
 
 namespace {
@@ -39,7 +40,7 @@ TEST(TheDequeTest, DrainTakesEverythingOldestFirst) {
 
 // Every pushed item is taken exactly once, by the owner or by one of the thieves,
 // and on_steal runs exactly for the stolen ones.
-TEST(TheDequeTest, ConcurrentPopAndStealTakeEachItemOnce) {
+void PopAndStealConcurrently() {
   constexpr int kItems = 20000;
   constexpr int kThieves = 3;
   std::vector<int> values(kItems);
@@ -76,6 +77,22 @@ TEST(TheDequeTest, ConcurrentPopAndStealTakeEachItemOnce) {
 
   for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
   EXPECT_EQ(on_steal_calls.load(), stolen.load());
+}
+
+// With full fences on both sides (the scheme before the runtime enables membarrier).
+TEST(TheDequeTest, ConcurrentPopAndStealTakeEachItemOnce) {
+  ASSERT_FALSE(cilk::rt::asymmetric_fence::g_enabled.load());
+  PopAndStealConcurrently();
+}
+
+// With the owner's pop fenced by a compiler barrier only and each steal by
+// membarrier (what the runtime uses with two or more workers). Last in this file:
+// the scheme cannot be switched off again in this process.
+TEST(TheDequeTest, ConcurrentPopAndStealWithAsymmetricFence) {
+  if (!cilk::rt::asymmetric_fence::Enable()) {
+    GTEST_SKIP() << "membarrier's private expedited command is unavailable (or ThreadSanitizer build)";
+  }
+  PopAndStealConcurrently();
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // view of the runtime (cilkprof/runtime_abi.h).
 #include "runtime.hpp"
 
+#include "asymmetric_fence.hpp"
+
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -88,6 +90,9 @@ Runtime* CreateRuntime() {
     worker->sched_stack = &worker->native_stack;
     runtime->workers.push_back(worker);
   }
+  // Pops pay a compiler barrier instead of a fence; steals pay a membarrier. (With
+  // one worker nothing steals, but the pop is the same as with many.)
+  asymmetric_fence::Enable();
   g_workers.store(runtime->nworkers, std::memory_order_release);
   InstallOverflowHandler(*runtime);
 

@@ -47,6 +47,7 @@ struct Continuation;
 
 // A pooled fiber stack. The descriptor sits at the top of its own mapping:
 //   [guard page(s), PROT_NONE][usable stack: segment.stack_lo .. stack_hi][Fiber]
+// (the Fiber takes the last 64-byte lines of the stack's top page)
 struct Fiber {
   Stack stack;
   // The fiber's loop (FiberLoop), suspended where it waits for its next child:

@@ -453,6 +453,22 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"))) void cilk_
   cilk::rt::SetState(CurrentWorker(), CILKPROF_STATE_OVERHEAD);  // the child may have moved
 }
 
+namespace {
+
+// The shim has just stored the registers one 8-byte word at a time. A plain struct
+// copy is compiled to 16-byte loads, each spanning two of those stores, which the
+// CPU cannot forward from its store buffer: every one stalls until the stores
+// retire. Word-sized loads are forwarded at once.
+inline void CopySpawnPoint(cilkprof_saved_regs_t* to, const cilkprof_saved_regs_t* from) {
+  constexpr std::size_t kWords = sizeof(cilkprof_saved_regs_t) / sizeof(uintptr_t);
+  static_assert(sizeof(cilkprof_saved_regs_t) == kWords * sizeof(uintptr_t));
+  const volatile uintptr_t* source = reinterpret_cast<const volatile uintptr_t*>(from);
+  uintptr_t* target = reinterpret_cast<uintptr_t*>(to);
+  for (std::size_t i = 0; i < kWords; ++i) target[i] = source[i];
+}
+
+}  // namespace
+
 // Called by cilk_spawn_shim with the spawn point's registers. The fast path: a
 // fiber from the worker's cache, its segment filled in, one switch to its loop;
 // the next switch back (normally from the child's end, on this worker) resumes here.
@@ -468,7 +484,7 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, cil
   rt::Fiber* fiber = g_runtime->stacks.Allocate(&worker->cache);
   cilkprof_segment_t& segment = fiber->stack.segment;  // stack and entry bounds are set already
   segment.parent = parent_segment;
-  segment.spawn = *spawn_point;
+  CopySpawnPoint(&segment.spawn, spawn_point);
 
   rt::Continuation continuation;
   continuation.stack = rt::StackOf(parent_segment);

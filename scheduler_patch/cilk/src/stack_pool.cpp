@@ -22,6 +22,7 @@ namespace {
 constexpr std::size_t kGuardBytes = 64 * 1024;  // large frames still hit the guard
 
 std::size_t RoundUp(std::size_t value, std::size_t to) { return (value + to - 1) / to * to; }
+constexpr std::size_t DescriptorBytes() { return (sizeof(Fiber) + 63) / 64 * 64; }
 
 }  // namespace
 
@@ -29,7 +30,9 @@ void StackPool::Init(std::size_t usable_size, uint32_t workers) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   usable_size_ = RoundUp(usable_size, page);
   guard_size_ = RoundUp(kGuardBytes, page);
-  map_size_ = guard_size_ + usable_size_ + RoundUp(sizeof(Fiber), page);
+  // The descriptor shares the stack's top page, where the fiber's first frames are:
+  // a spawn touches one page of a cached fiber, not two.
+  map_size_ = guard_size_ + RoundUp(usable_size_ + DescriptorBytes(), page);
   global_limit_ = static_cast<std::size_t>(kWorkerCacheLimit) * workers + 2 * kBatch;
 }
 
@@ -44,7 +47,7 @@ Fiber* StackPool::Map() {
     Fatal("cilk: cannot protect a fiber stack's guard page (mprotect failed).\n");
   }
   char* const top = static_cast<char*>(base) + map_size_;
-  char* const descriptor = top - RoundUp(sizeof(Fiber), static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  char* const descriptor = top - DescriptorBytes();
   Fiber* fiber = ::new (descriptor) Fiber();
   fiber->map_base = base;
   fiber->map_size = map_size_;
@@ -56,7 +59,7 @@ Fiber* StackPool::Map() {
   // The fiber's loop, started by the first spawn that takes it (make_fcontext
   // costs a few nanoseconds, mostly saving MXCSR: once per stack, not per spawn).
   fiber->fctx = boost::context::detail::make_fcontext(
-      descriptor, usable_size_,
+      descriptor, fiber->stack.segment.stack_hi - fiber->stack.segment.stack_lo,
       reinterpret_cast<void (*)(boost::context::detail::transfer_t)>(reinterpret_cast<void*>(&FiberLoop)));
   fiber->stack.tsan_fiber = sanitizer::CreateTsanFiber();
   return fiber;

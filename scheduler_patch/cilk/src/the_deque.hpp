@@ -13,9 +13,11 @@
 //     lock); old arrays are kept until destruction because the owner's lock-free
 //     Pop never reads them again but a Steal is serialised by the lock anyway.
 //
-// Memory order: tail and head use sequentially consistent stores and loads where
-// THE needs a store-load fence (owner: tail then head; thief: head then tail), so
-// ThreadSanitizer, which does not model standalone fences, understands it too.
+// Memory order: THE needs a store-load fence on both sides (owner's pop: tail then
+// head; thief: head then tail). The owner's is asymmetric_fence::Light() (a compiler
+// barrier once the runtime enabled membarrier), the thief's asymmetric_fence::Heavy()
+// (asymmetric_fence.hpp). Under ThreadSanitizer, which models neither standalone
+// fences nor membarrier, sequentially consistent stores and loads take their place.
 #ifndef CILK_SRC_THE_DEQUE_HPP_
 #define CILK_SRC_THE_DEQUE_HPP_
 
@@ -25,6 +27,7 @@
 #include <mutex>
 #include <vector>
 
+#include "asymmetric_fence.hpp"
 #include "spin_lock.hpp"
 
 namespace cilk::rt {
@@ -52,8 +55,15 @@ class TheDeque {
   // was stolen).
   T* Pop() {
     const long tail = tail_.load(std::memory_order_relaxed) - 1;
+#ifdef CILK_TSAN
     tail_.store(tail, std::memory_order_seq_cst);
-    if (head_.load(std::memory_order_seq_cst) > tail) {
+    const long head = head_.load(std::memory_order_seq_cst);
+#else
+    tail_.store(tail, std::memory_order_relaxed);
+    asymmetric_fence::Light();
+    const long head = head_.load(std::memory_order_relaxed);
+#endif
+    if (head > tail) {
       // Empty, or a thief may be taking the same (last) entry: settle it under the lock.
       tail_.store(tail + 1, std::memory_order_relaxed);
       std::lock_guard<SpinLock> guard(lock_);
@@ -72,8 +82,15 @@ class TheDeque {
     if (!MaybeNonEmpty()) return nullptr;
     std::lock_guard<SpinLock> guard(lock_);
     const long head = head_.load(std::memory_order_relaxed);
+#ifdef CILK_TSAN
     head_.store(head + 1, std::memory_order_seq_cst);
-    if (head + 1 > tail_.load(std::memory_order_seq_cst)) {
+    const long tail = tail_.load(std::memory_order_seq_cst);
+#else
+    head_.store(head + 1, std::memory_order_relaxed);
+    asymmetric_fence::Heavy();
+    const long tail = tail_.load(std::memory_order_relaxed);
+#endif
+    if (head + 1 > tail) {
       head_.store(head, std::memory_order_relaxed);
       return nullptr;
     }
