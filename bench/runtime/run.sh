@@ -11,13 +11,20 @@ RUNS=${2:-5}
 FIB_N=${FIB_N:-32}
 MATMUL_N=${MATMUL_N:-1024}
 
-cmake --build "$BUILD" --target bench_runtime >/dev/null
+cmake --build "$BUILD" --target bench_runtime cilk >/dev/null
 BIN=$BUILD/bin
-OMP_DIR=$BUILD/bench/runtime/omp
-mkdir -p "$OMP_DIR"
+# All three variants of each program compiled by the same compiler (clang++-14, which
+# OpenMP on libomp needs), so the kernels are the same code and only the runtimes
+# differ. Ours links the libcilk.so of $BUILD.
+CLANG_DIR=$BUILD/bench/runtime/clang
+mkdir -p "$CLANG_DIR"
+CILK_INC="-I$ROOT/scheduler_patch/cilk/include -I$ROOT/scheduler_patch/include"
 for p in fib matmul; do
-  clang++-14 -std=c++20 -O2 -g -fopenmp=libomp -DUSE_OMP "$ROOT/bench/runtime/$p.cpp" -o "$OMP_DIR/bench_${p}_omp" \
+  clang++-14 -std=c++20 -O2 -g -fopenmp=libomp -DUSE_OMP "$ROOT/bench/runtime/$p.cpp" -o "$CLANG_DIR/bench_${p}_omp" \
     -L/usr/lib/llvm-14/lib -Wl,-rpath,/usr/lib/llvm-14/lib
+  clang++-14 -std=c++20 -O2 -g -DUSE_TBB "$ROOT/bench/runtime/$p.cpp" -o "$CLANG_DIR/bench_${p}_tbb" -ltbb
+  clang++-14 -std=c++20 -O2 -g -DUSE_CILK $CILK_INC "$ROOT/bench/runtime/$p.cpp" -o "$CLANG_DIR/bench_${p}_cilk" \
+    -L"$BUILD/lib" -lcilk -Wl,-rpath,"$BUILD/lib"
 done
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -26,7 +33,7 @@ echo "== machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== spawn cost (ns), 1 worker"
 CILK_NWORKERS=1 "$BIN/bench_cilk_spawn_cost"
 
-echo "== side by side: median seconds of $RUNS alternating runs"
+echo "== side by side (clang++-14 -O2 for all three): median seconds of $RUNS alternating runs"
 printf '%-8s %-7s %-6s %10s %10s %10s %9s %9s\n' program workers size cilk tbb omp tbb/cilk omp/cilk
 for program in fib matmul; do
   size=$FIB_N; [[ $program == matmul ]] && size=$MATMUL_N
@@ -34,7 +41,7 @@ for program in fib matmul; do
     declare -A t=([cilk]="" [tbb]="" [omp]="")
     for ((r = 0; r < RUNS; r++)); do
       for rt in cilk tbb omp; do
-        exe=$BIN/bench_${program}_$rt; [[ $rt == omp ]] && exe=$OMP_DIR/bench_${program}_omp
+        exe=$CLANG_DIR/bench_${program}_$rt
         s=$(CILK_NWORKERS=$workers OMP_NUM_THREADS=$workers "$exe" "$size" | awk '{print $4}')
         t[$rt]+="$s "
       done
@@ -47,18 +54,22 @@ for program in fib matmul; do
   done
 done
 
-# Work efficiency and speedup of the example programs (built by the examples helper).
+# Work efficiency and speedup of the example programs (target `examples`), from
+# each program's own "time:" line (the computation only). Ts: the serial elision.
 EX=${EXAMPLES_BIN:-$BIN}
-echo "== examples: T1/Ts and speedup T1/T2 (median wall seconds reported by time)"
-for name in fib matmul cilksort nqueens rectmul strassen; do
-  [[ -x $EX/$name && -x $EX/${name}_serial ]] || continue
+EXAMPLES=${EXAMPLES:-fib nqueens cilksort matmul rectmul strassen heat fft knapsack lu cholesky}
+echo "== examples: median compute seconds of $RUNS alternating runs, T1/Ts and speedup T1/T2"
+compute_time() { "$@" | awk '/^time:/ {print $2}'; }
+for name in $EXAMPLES; do
+  [[ -x $EX/$name && -x $EX/${name}_serial ]] || { echo "$name: not built (cmake --build $BUILD --target examples)"; continue; }
   ts=(); t1=(); t2=()
   for ((r = 0; r < RUNS; r++)); do
-    ts+=("$( { /usr/bin/time -f %e "$EX/${name}_serial" >/dev/null; } 2>&1 | tail -1)")
-    t1+=("$( { CILK_NWORKERS=1 /usr/bin/time -f %e "$EX/$name" >/dev/null; } 2>&1 | tail -1)")
-    t2+=("$( { CILK_NWORKERS=2 /usr/bin/time -f %e "$EX/$name" >/dev/null; } 2>&1 | tail -1)")
+    ts+=("$(compute_time "$EX/${name}_serial")")
+    t1+=("$(CILK_NWORKERS=1 compute_time "$EX/$name")")
+    t2+=("$(CILK_NWORKERS=2 compute_time "$EX/$name")")
   done
   s=$(printf '%s\n' "${ts[@]}" | median); a=$(printf '%s\n' "${t1[@]}" | median); b=$(printf '%s\n' "${t2[@]}" | median)
-  printf '%-10s Ts=%-7s T1=%-7s T2=%-7s T1/Ts=%.2f T1/T2=%.2f\n' "$name" "$s" "$a" "$b" \
+  printf '%-10s Ts=%-9s T1=%-9s T2=%-9s T1/Ts=%.3f T1/T2=%.2f\n' "$name" "$s" "$a" "$b" \
     "$(echo "$a / $s" | bc -l)" "$(echo "$a / $b" | bc -l)"
 done
+echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"

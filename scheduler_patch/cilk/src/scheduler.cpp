@@ -490,6 +490,9 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, cil
   continuation.stack = rt::StackOf(parent_segment);
   continuation.scope = scope;
   rt::SpawnRequest request{{closure}, entry, &continuation, fiber};
+  // The profiler: during the switch, `segment` names the stack being entered (the
+  // child's), so an OVERHEAD sample there is charged to this spawn.
+  worker->record.segment = &segment;
   worker = rt::OnStrandResumed(rt::SwitchTo(fiber->fctx, &fiber->stack, &request, /*dying=*/false));
   rt::RunStrandOn(worker, continuation.stack);
   CILKPROF_HOOK(g_hooks, continuation, &scope->tool);
