@@ -155,9 +155,11 @@ struct Ctx;
 struct ThreadState {
   Ctx* cur = nullptr;
   uint64_t start = 0;
-  uint64_t counter = 0;  // the counter clock: units charged on this thread
+  // The counter clock: units charged on this thread. Atomic (relaxed) because the
+  // thread ending a top-level computation's sync may read the entering thread's.
+  std::atomic<uint64_t> counter{0};
   Pool pool;
-  std::atomic<uint64_t> spawns{0}, syncs{0};
+  std::atomic<uint64_t> spawns{0}, syncs{0}, stolen{0};
   std::atomic<OnWork*> pages[kPages] = {};
   struct CacheEntry {
     uintptr_t pc, parent;
@@ -194,7 +196,7 @@ inline uint64_t Now(const ThreadState& ts) {
     case ClockKind::kTsc:
       return __rdtsc();
     case ClockKind::kCounter:
-      return ts.counter;
+      return ts.counter.load(std::memory_order_relaxed);
     case ClockKind::kMonotonic:
       break;
   }
@@ -431,6 +433,7 @@ struct FrameCtx : Ctx {
   Accum base;
   Accum* view;
   ChildCtx* last_child;
+  ThreadState* origin;  // top-level frames: the thread that entered the runtime
   SpinLock lock;  // the view chain
 };
 
@@ -591,6 +594,7 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   }
   f->view = &f->base;
   f->last_child = nullptr;
+  f->origin = parent == nullptr ? ts : nullptr;
   frame->tool_data[0] = f;
   ts->cur = f;
   ts->start = Now(*ts);
@@ -647,6 +651,7 @@ void OnContinuation(cilkprof_frame_t* frame) {
     uint32_t expected = kPending;
     if (c->handshake.compare_exchange_strong(expected, kContinuationStarted, std::memory_order_acq_rel)) {
       // Stolen while the child runs: a new view to the right.
+      RelaxedAdd(ts->stolen, 1);
       auto* v = static_cast<Accum*>(ts->pool.Allocate(sizeof(Accum)));
       if (v == nullptr) return Fail();
       new (v) Accum();
@@ -690,6 +695,16 @@ void OnSyncEnd(cilkprof_frame_t* frame) {
   SyncAccum(*ts, f->base);
   ts->cur = f;
   ts->start = Now(*ts);
+  if (f->origin != nullptr && f->origin != ts) {
+    // A top-level frame synced on another worker: after an explicit sync the runtime
+    // hands the strand back to the entering thread without a hook (docs/RUNTIME.md,
+    // kReturnToOrigin). Nothing else runs now (every child has ended), so the
+    // entering thread is idle: make it continue this strand from now on. (If the
+    // scope ends instead, scope_exit runs here and undoes this.)
+    ThreadState* origin = f->origin;
+    origin->cur = f;
+    origin->start = Now(*origin);
+  }
 }
 
 void OnScopeExit(cilkprof_frame_t* frame) {
@@ -705,6 +720,7 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   } else {
     FoldRoot(*ts, f->base);
   }
+  if (f->origin != nullptr && f->origin != ts) f->origin->cur = nullptr;
   ts->pool.Free(f);
   ts->cur = parent;
   if (parent == nullptr && g_top_level_end != nullptr) g_top_level_end();
@@ -759,7 +775,7 @@ const cilkprof_hooks_t* Hooks() { return g_slots != nullptr && g_sites != nullpt
 void Charge(uint64_t units) {
   if (g_config.clock != ClockKind::kCounter) return;
   ThreadState* ts = State();
-  if (ts != nullptr) ts->counter += units;
+  if (ts != nullptr) ts->counter.store(ts->counter.load(std::memory_order_relaxed) + units, std::memory_order_relaxed);
 }
 
 void RegionBegin(const char* name) {
@@ -809,8 +825,9 @@ Snapshot TakeSnapshot() {
     out.parent_pc = info.parent_pc;
     out.callee_pc = info.callee_pc.load(std::memory_order_relaxed);
   }
-  uint64_t spawns = 0, syncs = 0;
+  uint64_t spawns = 0, syncs = 0, stolen = 0;
   for (ThreadState* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next_registered) {
+    stolen += t->stolen.load(std::memory_order_relaxed);
     spawns += t->spawns.load(std::memory_order_relaxed);
     syncs += t->syncs.load(std::memory_order_relaxed);
     for (uint32_t p = 0; p < kPages; ++p) {
@@ -840,6 +857,7 @@ Snapshot TakeSnapshot() {
   p.lock.unlock();
   s.program.spawns = spawns;
   s.program.syncs = syncs;
+  s.program.stolen_continuations = stolen;
   const uint32_t regions = g_regions.count.load(std::memory_order_acquire);
   for (uint32_t r = 0; r < regions; ++r) s.program.regions.emplace_back(g_regions.names[r]);
   s.program.regions_dropped = g_regions.dropped.load(std::memory_order_relaxed);
@@ -868,6 +886,7 @@ void ResetForTesting() {
   for (ThreadState* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next_registered) {
     t->spawns.store(0);
     t->syncs.store(0);
+    t->stolen.store(0);
     for (uint32_t i = 0; i < kPages; ++i) {
       OnWork* page = t->pages[i].load(std::memory_order_acquire);
       if (page == nullptr) continue;

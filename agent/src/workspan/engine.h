@@ -62,6 +62,7 @@ struct ProgramTotals {
   uint64_t work = 0, span = 0, burdened_span = 0;
   uint64_t spawns = 0, syncs = 0;
   uint64_t computations = 0;  // top-level computations ended
+  uint64_t stolen_continuations = 0;  // continuations resumed while their child still ran
   double whatif_span[kVariants] = {};
   std::vector<std::string> regions;  // names, by region index
   uint64_t regions_dropped = 0;      // begins of names beyond kMaxRegions

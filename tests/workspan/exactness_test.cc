@@ -1,0 +1,197 @@
+// Exactness of the work/span engine against an independent reference (sp_program.h):
+// random series-parallel programs run on the Cilk runtime with the engine installed
+// in-process (this file is the tool: it defines cilkprof_tool_attach), under the
+// counter clock, and the whole-program and per-call-site figures must equal the
+// reference's exactly. The same tests run with 1 worker, 2 workers, and 2 workers
+// with every continuation handed to the other worker (CMakeLists.txt).
+#include <cilk/cilk.hpp>
+#include <cilkprof/cilkprof.h>
+#include <cilkprof/runtime_abi.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "sp_program.h"
+#include "workspan/engine.h"
+#include "workspan/pool.h"
+
+namespace ws = cilkprof::agent::workspan;
+using workspan_test::Expected;
+using workspan_test::Program;
+using workspan_test::SiteExpect;
+using workspan_test::SiteKey;
+
+namespace {
+
+const cilkprof_hooks_t* g_engine = nullptr;
+
+// Hooks that report the program's made-up sites instead of the interpreter's pcs.
+const void* Site(const void* real) {
+  const uintptr_t site = workspan_test::t_next_site;
+  workspan_test::t_next_site = 0;
+  return site != 0 ? reinterpret_cast<const void*>(site) : real;
+}
+
+const cilkprof_hooks_t kTestHooks = {
+    [](cilkprof_frame_t* f, const void* pc) { g_engine->scope_enter(f, Site(pc)); },
+    [](cilkprof_frame_t* f, const void* pc) { g_engine->spawn(f, Site(pc)); },
+    [](cilkprof_frame_t* f) { g_engine->child_end(f); },
+    [](cilkprof_frame_t* f) { g_engine->continuation(f); },
+    [](cilkprof_frame_t* f, const void* pc) { g_engine->sync_begin(f, pc); },
+    [](cilkprof_frame_t* f) { g_engine->sync_end(f); },
+    [](cilkprof_frame_t* f) { g_engine->scope_exit(f); },
+};
+
+constexpr int kRegions = 3;
+const std::vector<int> kFactors = {2, 4, 8, 16, 32};
+
+void Measure(uint64_t burden) {
+  ws::ResetForTesting();
+  ws::EngineConfig config;
+  config.clock = ws::ClockKind::kCounter;
+  config.burden_ticks = burden;
+  ws::Configure(config);
+}
+
+std::map<SiteKey, SiteExpect> EngineSites(const ws::Snapshot& s) {
+  std::map<SiteKey, SiteExpect> out;
+  for (const ws::SiteTotals& t : s.sites) {
+    if (t.count == 0) continue;
+    SiteExpect& e = out[SiteKey{static_cast<uint32_t>(t.kind), t.pc, t.parent_pc}];
+    e.count += t.count;
+    e.work_on_work += t.work_on_work;
+    e.span_on_work += t.span_on_work;
+    e.work_on_span += t.work_on_span;
+    e.span_on_span += t.span_on_span;
+  }
+  return out;
+}
+
+std::string Describe(const SiteKey& k, const SiteExpect& e) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s pc=%#lx parent=%#lx count=%lu wow=%lu sow=%lu wos=%lu sos=%lu",
+           std::get<0>(k) == 0 ? "call" : "spawn", static_cast<unsigned long>(std::get<1>(k)),
+           static_cast<unsigned long>(std::get<2>(k)), static_cast<unsigned long>(e.count),
+           static_cast<unsigned long>(e.work_on_work), static_cast<unsigned long>(e.span_on_work),
+           static_cast<unsigned long>(e.work_on_span), static_cast<unsigned long>(e.span_on_span));
+  return buf;
+}
+
+// Runs `program` on the runtime and compares everything with the reference.
+void ExpectExact(const Program& program, uint64_t burden, const std::string& what) {
+  SCOPED_TRACE(what);
+  Measure(burden);
+  workspan_test::RunOnRuntime(program);
+  const ws::Snapshot s = ws::TakeSnapshot();
+  ASSERT_FALSE(ws::EngineFailed());
+  const Expected e = workspan_test::Reference(program, burden, kRegions, kFactors);
+  EXPECT_EQ(s.program.work, e.work);
+  EXPECT_EQ(s.program.span, e.span);
+  EXPECT_EQ(s.program.burdened_span, e.burdened_span);
+  EXPECT_EQ(s.program.spawns, e.spawns);
+  EXPECT_EQ(s.program.syncs, e.syncs);
+  EXPECT_EQ(s.program.computations, 1u);
+  const auto sites = EngineSites(s);
+  for (const auto& [key, expect] : e.sites) {
+    auto it = sites.find(key);
+    if (it == sites.end()) {
+      ADD_FAILURE() << "missing site " << Describe(key, expect);
+    } else if (!(it->second == expect)) {
+      ADD_FAILURE() << "site differs:\n  engine    " << Describe(key, it->second) << "\n  reference "
+                    << Describe(key, expect);
+    }
+  }
+  EXPECT_EQ(sites.size(), e.sites.size());
+  // What-if: the engine numbers regions in the order it first met them.
+  for (int set = 0; set <= kRegions; ++set) {
+    int engine_set = 0;
+    if (set > 0) {
+      const std::string name = workspan_test::RegionName(set - 1);
+      engine_set = -1;
+      for (size_t i = 0; i < s.program.regions.size(); ++i) {
+        if (s.program.regions[i] == name) engine_set = static_cast<int>(i) + 1;
+      }
+      if (engine_set < 0) {
+        // Never entered: the variant is the plain span.
+        for (size_t f = 0; f < kFactors.size(); ++f) EXPECT_EQ(e.whatif[set][f], static_cast<double>(e.span));
+        continue;
+      }
+    }
+    for (size_t f = 0; f < kFactors.size(); ++f) {
+      EXPECT_EQ(s.program.whatif_span[engine_set * ws::kFactorCount + static_cast<int>(f)], e.whatif[set][f])
+          << "what-if set " << set << " factor " << kFactors[f];
+    }
+  }
+}
+
+}  // namespace
+
+// The runtime attaches at the first scope of the process, after the first test's
+// Measure() configured the engine.
+extern "C" const cilkprof_hooks_t* cilkprof_tool_attach(const cilkprof_runtime_t* /*runtime*/) {
+  if (ws::Hooks() == nullptr) Measure(7);
+  g_engine = ws::Hooks();
+  return g_engine != nullptr ? &kTestHooks : nullptr;
+}
+
+TEST(WorkSpanExactness, RandomSeriesParallelPrograms) {
+  const int programs = getenv("WORKSPAN_TEST_PROGRAMS") ? atoi(getenv("WORKSPAN_TEST_PROGRAMS")) : 300;
+  uint64_t stolen = 0;
+  for (int seed = 1; seed <= programs; ++seed) {
+    const Program p = workspan_test::RandomProgram(static_cast<uint64_t>(seed));
+    ExpectExact(p, static_cast<uint64_t>(seed % 3 == 0 ? 0 : 5 + seed % 11), "seed " + std::to_string(seed));
+    stolen += ws::TakeSnapshot().program.stolen_continuations;
+    if (HasFailure()) break;  // one seed's diagnostics are enough
+  }
+  // With 2 workers and children that wait for a thief, continuations are stolen
+  // while their children run (the merge of views is exercised).
+  if (getenv("WORKSPAN_TEST_WAIT_FOR_THIEF") != nullptr) EXPECT_GT(stolen, 0u);
+  std::printf("continuations stolen while the child ran: %lu\n", static_cast<unsigned long>(stolen));
+}
+
+TEST(WorkSpanExactness, FibRecursionCountsTopMostInvocationsOnce) {
+  for (int n : {2, 3, 5, 10, 16}) {
+    ExpectExact(workspan_test::FibProgram(n), 3, "fib " + std::to_string(n));
+  }
+  // Top-most totals: the root's call site covers the whole program exactly once, and
+  // no site's work-on-work exceeds the program's work (recursion is not re-counted).
+  Measure(0);
+  workspan_test::RunOnRuntime(workspan_test::FibProgram(14));
+  const ws::Snapshot s = ws::TakeSnapshot();
+  bool saw_root = false;
+  for (const ws::SiteTotals& t : s.sites) {
+    EXPECT_LE(t.work_on_work, s.program.work);
+    EXPECT_LE(t.span_on_span, s.program.span);
+    if (t.kind == ws::SiteKind::kCall && t.parent_pc == 0) {
+      saw_root = true;
+      EXPECT_EQ(t.count, 1u);
+      EXPECT_EQ(t.work_on_work, s.program.work);
+      EXPECT_EQ(t.span_on_work, s.program.span);
+      EXPECT_EQ(t.work_on_span, s.program.work);
+      EXPECT_EQ(t.span_on_span, s.program.span);
+    }
+  }
+  EXPECT_TRUE(saw_root);
+}
+
+// Memory grows with call sites times depth, never with the number of spawns: a scope
+// spawning many children in a loop (every continuation stolen under forced steals).
+TEST(WorkSpanExactness, MemoryDoesNotGrowWithSpawns) {
+  auto loop = [](long n) {
+    Measure(0);
+    cilk::scope s;
+    for (long i = 0; i < n; ++i) {
+      s.spawn([] { cilkprof_charge(3); });
+      cilkprof_charge(1);
+    }
+  };
+  loop(2000);
+  const uint64_t warm = ws::TotalPoolBytes();
+  loop(40000);
+  const uint64_t after = ws::TotalPoolBytes();
+  EXPECT_LE(after - warm, uint64_t{4} << 20) << "pools grew from " << warm << " to " << after << " bytes";
+  const ws::Snapshot snapshot = ws::TakeSnapshot();
+  EXPECT_EQ(snapshot.program.work, 40000u * 4);
+  EXPECT_EQ(snapshot.program.spawns, 40000u);
+}
