@@ -11,7 +11,7 @@ namespace {
 
 // wire.proto field numbers.
 constexpr uint32_t kAgentMessageDelta = 2;
-constexpr uint32_t kDeltaWorkSpan = 3;
+constexpr uint32_t kDeltaWorkSpan = 16;
 enum WorkSpanDeltaField : uint32_t {
   kClock = 1, kUnit = 2, kBurden = 3, kModules = 4, kSites = 5, kWork = 6, kSpan = 7, kBurdenedSpan = 8,
   kSpawns = 9, kSyncs = 10, kComputations = 11, kRegions = 12, kWhatIfSpan = 13, kWhatIfFactorList = 14,
