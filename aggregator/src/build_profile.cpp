@@ -105,6 +105,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     }
     n->set_location(it->second);
   }
+  workspan_.Build(symbols, &out);  // the work/span call sites share the locations
   for (std::string& warning : symbols.Warnings()) process->add_warnings(std::move(warning));
 
   profile::Totals* totals = out.mutable_totals();

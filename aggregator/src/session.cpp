@@ -88,6 +88,7 @@ Status Session::ApplyHello(const wire::Hello& hello) {
 }
 
 Status Session::ValidateDelta(const wire::Delta& delta) const {
+  if (delta.has_workspan()) CILKPROF_RETURN_IF_ERROR(workspan_.Validate(delta.workspan()));
   // Modules first: nodes of this Delta may refer to modules it introduces.
   std::unordered_map<uint32_t, const wire::LoadModule*> new_modules;
   auto same_identity = [](const ModuleIdentity& known, const wire::LoadModule& m) {
@@ -197,6 +198,7 @@ uint32_t Session::MergedChild(uint32_t parent, const wire::NewNode& node) {
 }
 
 void Session::MergeDelta(const wire::Delta& delta) {
+  if (delta.has_workspan()) workspan_.Merge(delta.workspan());
   for (const wire::LoadModule& module : delta.modules()) {
     if (connection_modules_.count(module.id()) > 0) continue;  // e.g. marked unloaded
     auto [it, inserted] = module_index_.emplace(std::make_pair(module.path(), module.build_id()),

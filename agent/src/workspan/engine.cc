@@ -144,7 +144,7 @@ uint32_t InternSite(uint32_t kind, uintptr_t pc, uintptr_t parent) {
 // Per-thread state.
 
 struct OnWork {
-  std::atomic<uint64_t> count, work, span;
+  std::atomic<uint64_t> count, work, span, burdened_span;
 };
 constexpr uint32_t kPageSites = 256;
 constexpr uint32_t kPages = kMaxSites / kPageSites;
@@ -222,7 +222,8 @@ inline void RelaxedAdd(std::atomic<uint64_t>& a, uint64_t v) {
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
-void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span, bool topmost) {
+void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span, uint64_t burdened_span,
+                  bool topmost) {
   OnWork* page = ts.pages[site / kPageSites].load(std::memory_order_relaxed);
   if (page == nullptr) {
     page = static_cast<OnWork*>(ts.pool.Allocate(sizeof(OnWork) * kPageSites));
@@ -235,6 +236,7 @@ void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span, 
   if (topmost) {
     RelaxedAdd(w.work, work);
     RelaxedAdd(w.span, span);
+    RelaxedAdd(w.burdened_span, burdened_span);
   }
 }
 
@@ -478,7 +480,7 @@ void FinishInvocation(ThreadState& ts, const Ctx* c, Accum& a) {
     g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  RecordOnWork(ts, c->site, a.work, a.contin_span, c->topmost);
+  RecordOnWork(ts, c->site, a.work, a.contin_span, a.contin_bspan, c->topmost);
   if (c->topmost && !a.contin_prof.Add(ts.pool, c->site, a.work, a.contin_span)) Fail();
 }
 
@@ -840,6 +842,7 @@ Snapshot TakeSnapshot() {
         out.count += page[i].count.load(std::memory_order_relaxed);
         out.work_on_work += page[i].work.load(std::memory_order_relaxed);
         out.span_on_work += page[i].span.load(std::memory_order_relaxed);
+        out.burdened_span_on_work += page[i].burdened_span.load(std::memory_order_relaxed);
       }
     }
   }
@@ -894,6 +897,7 @@ void ResetForTesting() {
         page[j].count.store(0);
         page[j].work.store(0);
         page[j].span.store(0);
+        page[j].burdened_span.store(0);
       }
     }
   }

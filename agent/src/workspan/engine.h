@@ -55,6 +55,7 @@ struct SiteTotals {
   uintptr_t callee_pc = 0;  // spawn: the first scope entered directly by a child; 0 if none
   uint64_t count = 0;       // invocations, recursive ones included
   uint64_t work_on_work = 0, span_on_work = 0;  // top-most invocations
+  uint64_t burdened_span_on_work = 0;            // top-most invocations, burdened spans
   uint64_t work_on_span = 0, span_on_span = 0;  // top-most invocations on the critical path
 };
 

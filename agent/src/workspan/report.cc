@@ -21,7 +21,7 @@ enum ModuleField : uint32_t { kModuleIndex = 1, kModulePath = 2, kModuleBuildId 
 enum LocationField : uint32_t { kLocModule = 1, kLocOffset = 2 };
 enum SiteField : uint32_t {
   kSiteId = 1, kSiteKind = 2, kSiteLocation = 3, kSiteParent = 4, kSiteCallee = 5, kSiteCount = 6,
-  kSiteWorkOnWork = 7, kSiteSpanOnWork = 8, kSiteWorkOnSpan = 9, kSiteSpanOnSpan = 10,
+  kSiteWorkOnWork = 7, kSiteSpanOnWork = 8, kSiteWorkOnSpan = 9, kSiteSpanOnSpan = 10, kSiteBurdenedSpanOnWork = 11,
 };
 
 std::string Frame(const ProtoWriter& message) {
@@ -50,6 +50,7 @@ void Reporter::ForgetSent(const Snapshot& s) {
     d.sow = t.span_on_work;
     d.wos = t.work_on_span;
     d.sos = t.span_on_span;
+    d.bsow = t.burdened_span_on_work;
     d.defined = false;  // the child's connection has not seen it
     d.callee_sent = false;
   }
@@ -98,7 +99,8 @@ std::string Reporter::NextFrame(const Snapshot& s, bool incomplete) {
     SentSite& d = sent_[i];
     const bool send_callee = !d.callee_sent && t.callee_pc != 0;
     const bool changed = !d.defined || send_callee || t.count != d.count || t.work_on_work != d.wow ||
-                         t.span_on_work != d.sow || t.work_on_span != d.wos || t.span_on_span != d.sos;
+                         t.span_on_work != d.sow || t.work_on_span != d.wos || t.span_on_span != d.sos ||
+                         t.burdened_span_on_work != d.bsow;
     if (!changed) continue;
     ProtoWriter site;
     site.Varint(kSiteId, i + 1);
@@ -113,6 +115,7 @@ std::string Reporter::NextFrame(const Snapshot& s, bool incomplete) {
     site.Varint(kSiteSpanOnWork, Units(t.span_on_work) - Units(d.sow));
     site.Varint(kSiteWorkOnSpan, Units(t.work_on_span) - Units(d.wos));
     site.Varint(kSiteSpanOnSpan, Units(t.span_on_span) - Units(d.sos));
+    site.Varint(kSiteBurdenedSpanOnWork, Units(t.burdened_span_on_work) - Units(d.bsow));
     sites_out.Message(kSites, site);
     d.defined = true;
     d.callee_sent = d.callee_sent || send_callee;
@@ -121,6 +124,7 @@ std::string Reporter::NextFrame(const Snapshot& s, bool incomplete) {
     d.sow = t.span_on_work;
     d.wos = t.work_on_span;
     d.sos = t.span_on_span;
+    d.bsow = t.burdened_span_on_work;
     any = true;
   }
 

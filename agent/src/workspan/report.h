@@ -42,7 +42,7 @@ class Reporter {
   struct SentSite {
     bool defined = false;
     bool callee_sent = false;
-    uint64_t count = 0, wow = 0, sow = 0, wos = 0, sos = 0;  // ticks (count: invocations)
+    uint64_t count = 0, wow = 0, sow = 0, wos = 0, sos = 0, bsow = 0;  // ticks (count: invocations)
   };
   std::vector<SentSite> sent_;
   ProgramTotals sent_program_;

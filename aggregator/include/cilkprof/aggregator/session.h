@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cilkprof/aggregator/symbol_source.h"
+#include "cilkprof/aggregator/workspan_join.h"
 #include "cilkprof/common/status.h"
 #include "cilkprof/profile.pb.h"
 #include "cilkprof/wire.pb.h"
@@ -114,6 +115,7 @@ class Session {
   std::vector<MergedNode> nodes_{MergedNode{}};  // [0] = "<program root>"
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_index_;
   std::map<ThreadKey, ThreadState> threads_;
+  WorkSpanJoin workspan_;  // the work/span call-site table (issue 5)
 };
 
 }  // namespace cilkprof::aggregator
