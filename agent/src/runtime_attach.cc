@@ -15,10 +15,7 @@
 #include "log.h"
 #include "runtime_view.h"
 
-#if __has_include("workspan/workspan.h")
 #include "workspan/workspan.h"
-#define CILKPROF_HAVE_WORKSPAN 1
-#endif
 
 #define CILKPROF_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -35,11 +32,7 @@ CILKPROF_EXPORT const cilkprof_hooks_t* cilkprof_tool_attach(const cilkprof_runt
   }
   if (!AgentActive()) return nullptr;
   AttachRuntime(runtime);
-#ifdef CILKPROF_HAVE_WORKSPAN
   return workspan::AttachHooks(runtime);
-#else
-  return nullptr;
-#endif
 }
 
 CILKPROF_EXPORT __attribute__((noinline)) void cilkprof_probe(void) {

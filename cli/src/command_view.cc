@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cilkprof/aggregator/profile_io.h"
+#include "cilkprof/views/blame_metrics.h"
 #include "cilkprof/views/build.h"
 #include "cilkprof/views/filter.h"
 #include "cilkprof/views/render.h"
@@ -11,6 +12,7 @@
 namespace cilkprof::cli {
 
 int RunView(const ViewArgs& args) {
+  if (args.kind == "callsites") return RunCallSitesView(args);
   auto profile = aggregator::ReadProfileFile(args.profile);
   if (!profile.ok()) {
     PrintError(profile.status().message());
@@ -32,6 +34,7 @@ int RunView(const ViewArgs& args) {
     case views::ViewKind::kBottomUp: tree = views::BuildBottomUp(views::BuildTopDown(*profile)); break;
     case views::ViewKind::kFlat: tree = views::BuildFlat(*profile); break;
   }
+  views::AddBlameMetrics(&tree);  // effort, % idleness, % overhead (after focus, below)
   auto metric = views::ResolveMetric(tree, args.metric);
   if (!metric.ok()) {
     PrintError(args.profile + ": " + metric.status().message());
@@ -48,6 +51,7 @@ int RunView(const ViewArgs& args) {
       return kExitFailure;
     }
     tree = std::move(*focused);
+    views::AddBlameMetrics(&tree);  // ratios are recomputed, never summed by the focus
   }
   const views::ViewTree pruned = views::Prune(tree, options);
   std::string out;

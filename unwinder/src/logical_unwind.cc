@@ -20,6 +20,12 @@ struct WalkState {
   volatile bool truncated;
   volatile bool unattributed;
   volatile uint32_t segments;
+  // The segment holding the interrupted sp, while the walk is still in it (null once
+  // it has spliced out, or when the walk did not start in a segment).
+  const cilkprof_segment_t* volatile first_segment;
+  // Second pass of an overhead sample (see UnwindLogical): start at this segment's
+  // spawn point instead of the signal context.
+  const cilkprof_segment_t* start_at_spawn;
 };
 
 // Same discipline as Record() in unwind.cc: the frame is in memory before depth
@@ -77,14 +83,22 @@ enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncate
 // chain, a bad frame, or max_frames.
 template <class Cursor>
 SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* state) {
+  bool user_frame_seen = false;
   for (;;) {
     const uintptr_t pc = RecordedPc(cursor);
+    const bool elided = Elided(*state->request, pc);
     if (segment.child()) {
       if (pc >= segment.entry_lo && pc < segment.entry_hi) return SegmentEnd::kEntry;
       const uintptr_t sp = cursor.sp();
       if (sp < segment.stack_lo || sp >= segment.stack_hi) return SegmentEnd::kLeftStack;
+      // On a child fiber the runtime's code sits only above the user's frames (a
+      // spawn or sync in progress) or below the trampoline (the fiber's start-up
+      // loop). Runtime code under a user frame means the walk passed below the
+      // trampoline without crossing it: it is in the fiber's bottom frames.
+      if (elided && user_frame_seen) return SegmentEnd::kEnd;
+      user_frame_seen = user_frame_seen || !elided;
     }
-    if (!Elided(*state->request, pc)) {
+    if (!elided) {
       if (state->depth == state->max_frames) {
         state->truncated = true;
         return SegmentEnd::kTruncated;
@@ -102,10 +116,18 @@ template <class Cursor>
 void WalkLogical(Cursor& cursor, WalkState* state) {
   const LogicalRequest& request = *state->request;
   SegmentView segment;
-  if (request.segment != nullptr) {
+  if (state->start_at_spawn != nullptr) {
+    state->segments = state->segments + 1;
+    if (!cursor.InitFromSavedRegs(state->start_at_spawn->spawn)) {
+      state->partial = true;
+      return;
+    }
+    segment = Read(state->start_at_spawn->parent);
+  } else if (request.segment != nullptr) {
     const cilkprof_segment_t* holding = SegmentHolding(request.segment, cursor.sp());
     if (holding != nullptr) {
       segment = Read(holding);
+      state->first_segment = holding;
     } else if (!request.overhead) {
       state->partial = true;  // a strand's sp outside its own stacks: trust nothing
       segment = SegmentView{};
@@ -139,9 +161,12 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
         state->frames[state->depth - 1].edge = Edge::kSpawn;
         std::atomic_signal_fence(std::memory_order_seq_cst);
       }
-    } else if (request.overhead) {
-      // The bottom of a child fiber below its trampoline: the runtime starting or
-      // ending the child. Its frames are the runtime's; the spawn is the cause.
+    } else if (request.overhead || end == SegmentEnd::kEnd) {
+      // The bottom of a child fiber below its trampoline (the chain ended cleanly
+      // without crossing it): the runtime starting or ending the child, in code the
+      // runtime inlines into the user's module (fiber_main). Those frames are the
+      // runtime's and the child has no frame of its own yet (or any more): the sample
+      // belongs to the spawn. Overhead samples get the same treatment after any stop.
       state->depth = segment_start;
       std::atomic_signal_fence(std::memory_order_seq_cst);
     } else {
@@ -153,6 +178,7 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
       return;
     }
     state->segments = state->segments + 1;
+    state->first_segment = nullptr;
     if (!cursor.InitFromSavedRegs(segment.self->spawn)) {
       state->partial = true;
       return;
@@ -164,7 +190,7 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
 void GuardedDwarfWalk(void* arg) {
   auto* state = static_cast<WalkState*>(arg);
   DwarfCursor cursor;
-  if (!cursor.InitFromContext(state->request->context)) {
+  if (state->start_at_spawn == nullptr && !cursor.InitFromContext(state->request->context)) {
     state->partial = true;
     return;
   }
@@ -183,15 +209,21 @@ void GuardedFramePointerWalk(void* arg) {
   WalkLogical(walk->cursor, walk->state);
 }
 
+// Clears start_at_spawn when that segment is a root (no parent, no spawn point).
+void ReadParentGuarded(void* arg) {
+  auto* state = static_cast<WalkState*>(arg);
+  if (state->start_at_spawn->parent == nullptr) state->start_at_spawn = nullptr;
+}
+
 GuardOutcome WalkFramePointers(WalkState* state) {
   FramePointerWalk walk;
   walk.state = state;
   // Reads only the ucontext itself, which the kernel wrote: cannot fault.
-  if (!walk.cursor.InitFromContext(state->request->context)) {
+  if (state->start_at_spawn == nullptr && !walk.cursor.InitFromContext(state->request->context)) {
     state->partial = true;
     return GuardOutcome::kCompleted;
   }
-  if (state->request->probe_frameless_leaf) {
+  if (state->request->probe_frameless_leaf && state->start_at_spawn == nullptr) {
     const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
     if (probe == GuardOutcome::kReentered) return probe;
   }
@@ -207,10 +239,29 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
     result.truncated = request.context != nullptr;
     return result;
   }
-  WalkState state{&request, frames, max_frames, 0, false, false, false, 0};
-  const GuardOutcome outcome = request.mode == Mode::kFramePointer
-                                   ? WalkFramePointers(&state)
-                                   : RunGuarded(GuardedDwarfWalk, &state);
+  WalkState state{&request, frames, max_frames, 0, false, false, false, 0, nullptr, nullptr};
+  GuardOutcome outcome = request.mode == Mode::kFramePointer ? WalkFramePointers(&state)
+                                                             : RunGuarded(GuardedDwarfWalk, &state);
+  if (request.overhead && outcome != GuardOutcome::kReentered && !state.truncated &&
+      (state.partial || outcome == GuardOutcome::kFaulted) && state.first_segment != nullptr) {
+    // An overhead sample whose walk failed before leaving the segment it started in
+    // failed inside the runtime (a context switch in progress: assembly whose unwind
+    // information does not describe the half-switched stack). The scheduling work
+    // belongs to that segment's strand: charge its spawn point, or nobody at the root.
+    const cilkprof_segment_t* first = state.first_segment;
+    state.depth = 0;
+    state.partial = false;
+    state.segments = 0;
+    state.first_segment = nullptr;
+    state.start_at_spawn = first;
+    outcome = RunGuarded(ReadParentGuarded, &state);
+    if (outcome == GuardOutcome::kCompleted && state.start_at_spawn == nullptr) {
+      state.unattributed = true;  // the root segment: no spawn point to charge
+    } else if (outcome == GuardOutcome::kCompleted) {
+      outcome = request.mode == Mode::kFramePointer ? WalkFramePointers(&state)
+                                                    : RunGuarded(GuardedDwarfWalk, &state);
+    }
+  }
   result.depth = state.depth;
   result.partial = state.partial || outcome != GuardOutcome::kCompleted;
   result.truncated = state.truncated;

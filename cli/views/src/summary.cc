@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cilkprof/views/blame_metrics.h"
 #include "cilkprof/views/build.h"
 #include "cilkprof/views/filter.h"
 #include "cilkprof/views/render.h"
@@ -17,6 +18,70 @@ std::string Percent(double fraction, int decimals) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.*f%%", decimals, 100.0 * fraction);
   return buffer;
+}
+
+size_t MetricIndex(const ViewTree& tree, const char* name) {
+  for (size_t m = 0; m < tree.metrics.size(); ++m) {
+    if (tree.metrics[m].name == name) return m;
+  }
+  return tree.metrics.size();
+}
+
+// Whole-program blame and the functions with the most effort, each interpreted.
+void SummarizeBlame(const profile::Profile& profile, const ViewTree& top_down, size_t top, BlameSummary* out) {
+  if (!HasBlameMetrics(top_down)) return;
+  out->present = true;
+  const size_t work = MetricIndex(top_down, "work"), idleness = MetricIndex(top_down, "idleness"),
+               overhead = MetricIndex(top_down, "overhead"), effort = MetricIndex(top_down, kEffortMetric),
+               idle_pct = MetricIndex(top_down, kIdlenessPercentMetric),
+               overhead_pct = MetricIndex(top_down, kOverheadPercentMetric);
+  const auto& total = top_down.program_total;
+  out->work = total[work];
+  out->idleness = total[idleness];
+  out->overhead = total[overhead];
+  out->effort = total[effort];
+  out->idleness_percent = total[idle_pct];
+  out->overhead_percent = total[overhead_pct];
+  const auto& totals = profile.totals();
+  out->idle_samples = totals.idle_samples();
+  out->idle_ns = static_cast<double>(totals.idle_ns());
+  out->overhead_samples = totals.overhead_samples();
+  out->unattributed_overhead = totals.unattributed_overhead();
+  if (out->idle_ns > 0) out->idleness_skew = (out->idleness - out->idle_ns) / out->idle_ns;
+
+  // Functions (all their contexts merged, recursion counted once) by inclusive effort.
+  // Those holding (nearly) the whole program's effort (main and the start-up frames
+  // above it) say nothing and are skipped.
+  ViewTree functions = BuildBottomUp(top_down);
+  AddBlameMetrics(&functions);
+  std::vector<uint32_t> rows = functions.nodes[0].children;
+  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+    const double ea = functions.nodes[a].inclusive[effort], eb = functions.nodes[b].inclusive[effort];
+    if (ea != eb) return ea > eb;
+    return functions.nodes[a].name < functions.nodes[b].name;
+  });
+  for (uint32_t row : rows) {
+    if (out->top_contexts.size() == top) break;
+    const ViewNode& node = functions.nodes[row];
+    const double e = node.inclusive[effort];
+    if (e <= 0) break;
+    // Callers of (nearly) everything that spend nothing themselves (main, the start-up
+    // frames above it, wrappers such as cilk::run's lambda) say nothing: skipped, as are
+    // the runtime's templates inlined at spawn and sync sites.
+    if (out->effort > 0 && e >= 0.9 * out->effort && node.exclusive[effort] <= 0) continue;
+    if (node.inlined) continue;
+    BlameContext c;
+    c.name = node.name;
+    c.module = node.module;
+    c.effort = e;
+    c.work = node.inclusive[work];
+    c.idleness = node.inclusive[idleness];
+    c.overhead = node.inclusive[overhead];
+    c.idleness_percent = node.inclusive[idle_pct];
+    c.overhead_percent = node.inclusive[overhead_pct];
+    c.interpretation = InterpretBlame(c.idleness_percent, c.overhead_percent);
+    out->top_contexts.push_back(std::move(c));
+  }
 }
 
 }  // namespace
@@ -39,10 +104,12 @@ ProfileSummary Summarize(const profile::Profile& profile, const std::string& pro
     summary.partial_unwind_rate = static_cast<double>(summary.partial_unwinds) / static_cast<double>(summary.samples);
   }
 
-  const ViewTree top_down = BuildTopDown(profile);
+  ViewTree top_down = BuildTopDown(profile);
+  AddBlameMetrics(&top_down);
   for (size_t m = 0; m < top_down.metrics.size(); ++m) {
     summary.metric_names.push_back(top_down.metrics[m].name);
     summary.metric_units.push_back(top_down.metrics[m].unit);
+    summary.metric_descriptions.push_back(top_down.metrics[m].description);
     summary.metric_totals.push_back(top_down.program_total[m]);
   }
   if (auto metric = ResolveMetric(top_down, ""); metric.ok()) {
@@ -61,6 +128,8 @@ ProfileSummary Summarize(const profile::Profile& profile, const std::string& pro
           {node.name, node.module, node.file, node.line, node.exclusive[*metric], node.inclusive[*metric]});
     }
   }
+
+  SummarizeBlame(profile, top_down, top, &summary.blame);
 
   for (const auto& warning : process.warnings()) summary.warnings.push_back(warning);
   if (summary.samples == 0) {
@@ -103,11 +172,37 @@ std::string RenderSummaryText(const ProfileSummary& s) {
                       (s.dropped_samples ? " (" + std::to_string(s.dropped_samples) + " dropped)" : ""));
   line("Partial unwinds", Percent(s.partial_unwind_rate, 2) + " (" + std::to_string(s.partial_unwinds) + ")");
   for (size_t m = 0; m < s.metric_names.size(); ++m) {
+    // Derived blame metrics are shown with Effort, Idleness and Overhead below.
+    if (s.blame.present && (s.metric_units[m] == "%" || s.metric_names[m] == kEffortMetric)) continue;
     const Scale scale = ChooseScale(s.metric_units[m], s.metric_totals[m]);
     line("Total " + s.metric_names[m],
          s.metric_units[m] == "ns" ? FormatDuration(s.metric_totals[m] / 1e9)
                                    : FormatScaled(s.metric_totals[m], scale) +
                                          (scale.suffix.empty() ? "" : " " + scale.suffix));
+  }
+  if (s.blame.present) {
+    const BlameSummary& b = s.blame;
+    line("Effort", FormatDuration(b.effort / 1e9) + " (work + idleness + overhead)");
+    line("Idleness", FormatDuration(b.idleness / 1e9) + " (" + Percent(b.idleness_percent / 100, 1) +
+                         " of effort; idle workers: " + std::to_string(b.idle_samples) + " samples, " +
+                         FormatDuration(b.idle_ns / 1e9) +
+                         (b.idle_ns > 0 ? ", skew " + Percent(b.idleness_skew, 1) : std::string()) + ")");
+    line("Overhead", FormatDuration(b.overhead / 1e9) + " (" + Percent(b.overhead_percent / 100, 1) +
+                         " of effort; " + std::to_string(b.overhead_samples) + " samples, " +
+                         std::to_string(b.unattributed_overhead) + " without a user context)");
+    line("Interpretation", InterpretBlame(b.idleness_percent, b.overhead_percent));
+    if (!b.top_contexts.empty()) {
+      out += "Top contexts by effort (idleness, overhead: interpretation):\n";
+      for (const BlameContext& c : b.top_contexts) {
+        ViewNode row;
+        row.name = c.name;
+        row.module = c.module;
+        const std::string share = FormatPercent(c.effort, b.effort);
+        out += "  " + std::string(6 - std::min<size_t>(6, share.size()), ' ') + share + "  " + RowLabel(row) +
+               "  (" + Percent(c.idleness_percent / 100, 1) + " idle, " + Percent(c.overhead_percent / 100, 1) +
+               " overhead: " + c.interpretation + ")\n";
+      }
+    }
   }
   if (!s.top_functions.empty()) {
     const double total = [&] {
@@ -158,7 +253,7 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
   for (size_t m = 0; m < s.metric_names.size(); ++m) {
     metrics[s.metric_names[m]] = {{"total", s.metric_totals[m]},
                                   {"unit", s.metric_units[m]},
-                                  {"description", profile.metrics(static_cast<int>(m)).description()}};
+                                  {"description", s.metric_descriptions[m]}};
   }
   out["metrics"] = std::move(metrics);
   // Each metric's total under its own name, for scripts: summary["work"]. The keys
@@ -166,9 +261,27 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
   const std::set<std::string> reserved = {"profile", "program", "pid", "duration_s", "threads", "samples",
                                           "partial_unwinds", "partial_unwind_rate", "dropped_samples",
                                           "clock", "period_ns", "unwind", "end_reason", "metrics",
-                                          "top_functions", "warnings"};
+                                          "top_functions", "warnings", "idle_samples",
+                                          "overhead_samples", "blame"};
   for (size_t m = 0; m < s.metric_names.size(); ++m) {
     if (!reserved.count(s.metric_names[m])) out[s.metric_names[m]] = s.metric_totals[m];
+  }
+  if (s.blame.present) {
+    const BlameSummary& b = s.blame;
+    out["idle_samples"] = b.idle_samples;
+    out["overhead_samples"] = b.overhead_samples;
+    Json contexts = Json::array();
+    for (const BlameContext& c : b.top_contexts) {
+      contexts.push_back({{"name", c.name}, {"module", c.module}, {"effort", c.effort}, {"work", c.work},
+                          {"idleness", c.idleness}, {"overhead", c.overhead},
+                          {"idleness_percent", c.idleness_percent}, {"overhead_percent", c.overhead_percent},
+                          {"interpretation", c.interpretation}});
+    }
+    out["blame"] = {{"idle_ns", b.idle_ns},
+                    {"idleness_skew", b.idleness_skew},
+                    {"unattributed_overhead", b.unattributed_overhead},
+                    {"interpretation", InterpretBlame(b.idleness_percent, b.overhead_percent)},
+                    {"top_contexts", std::move(contexts)}};
   }
   Json top = Json::array();
   for (const auto& f : s.top_functions) {

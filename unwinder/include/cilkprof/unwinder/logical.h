@@ -25,10 +25,14 @@
 //     scheduling work belongs to the spawn that created the stack being entered), or,
 //     for a root segment, records nothing and sets `unattributed`;
 //   - outside overhead mode the walk is physical and marked partial.
-// A walk that reaches the bottom of a child segment without crossing its entry
-// trampoline is inside the runtime's bottom-of-fiber code (starting or ending a child):
-// in overhead mode that segment's frames are dropped and the walk goes on at its spawn
-// point; otherwise the path is partial.
+// A walk that reaches the bottom of a child segment (the end of its frame chain)
+// without crossing its entry trampoline is inside the runtime's bottom-of-fiber code
+// (starting or ending a child, partly inlined into the user's module): that segment's
+// frames are dropped and the walk goes on at its spawn point. A walk that stops early
+// in a child segment for another reason (a bad frame, sp leaving the stack) is partial,
+// except in overhead mode, where it is treated the same way. An overhead walk that
+// fails in the segment it started in (runtime assembly mid-switch) is redone from that
+// segment's spawn point (or is unattributed at a root).
 //
 // Signal safety: async-signal-safe, under the fault guard (a corrupt stack or segment
 // yields a partial path). Same frame conventions as Unwind() (unwinder.h).

@@ -18,6 +18,30 @@ struct TopFunction {
   double inclusive = 0;  // counted once under recursion
 };
 
+// A context ranked by effort, with its blame interpretation (blame_metrics.h).
+struct BlameContext {
+  std::string name;
+  std::string module;
+  double effort = 0;  // inclusive, all contexts of the function merged
+  double work = 0, idleness = 0, overhead = 0;
+  double idleness_percent = 0, overhead_percent = 0;
+  std::string interpretation;
+};
+
+// Whole-program blame (profiles recorded with idleness and overhead).
+struct BlameSummary {
+  bool present = false;
+  double work = 0, idleness = 0, overhead = 0, effort = 0;
+  double idleness_percent = 0, overhead_percent = 0;
+  uint64_t idle_samples = 0;           // samples of idle workers (not in the tree)
+  double idle_ns = 0;                  // their total weight: the idle time measured
+  uint64_t overhead_samples = 0;
+  uint64_t unattributed_overhead = 0;  // overhead samples with no logical context
+  // (idleness handed out - idle time measured) / idle time measured; 0 without idle time.
+  double idleness_skew = 0;
+  std::vector<BlameContext> top_contexts;
+};
+
 struct ProfileSummary {
   std::string profile_path;
   std::string program;
@@ -32,9 +56,11 @@ struct ProfileSummary {
   std::string metric_unit;
   std::vector<std::string> metric_names;
   std::vector<std::string> metric_units;
+  std::vector<std::string> metric_descriptions;  // sampled metrics, then derived ones (blame)
   std::vector<double> metric_totals;
   std::vector<TopFunction> top_functions;
   std::vector<std::string> warnings;  // the profile's own, then ours (partial unwinds, drops)
+  BlameSummary blame;
 };
 
 // `top` functions by exclusive value of the default metric ("work" when present).
@@ -46,7 +72,11 @@ std::string RenderSummaryText(const ProfileSummary& summary);
 // One object: profile, program, pid, duration_s, threads, samples, partial_unwinds,
 // partial_unwind_rate, dropped_samples, clock, period_ns, unwind, end_reason,
 // metrics ({name: {total, unit, description}}), each metric's total under its own
-// name (unless the name is one of the keys above), top_functions, warnings.
+// name (unless the name is one of the keys above: with blame, `work`, `idleness`,
+// `overhead`, `effort`, `% idleness`, `% overhead`), idle_samples, overhead_samples,
+// blame ({idle_ns, idleness_skew, unattributed_overhead, top_contexts: [{name, module,
+// effort, work, idleness, overhead, idleness_percent, overhead_percent,
+// interpretation}]}, only with blame metrics), top_functions, warnings.
 std::string RenderSummaryJson(const ProfileSummary& summary, const profile::Profile& profile);
 
 }  // namespace cilkprof::views
