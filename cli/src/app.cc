@@ -36,6 +36,8 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
       ->check(CLI::IsMember({"dwarf", "fp"}))
       ->default_str("dwarf");
   app.add_flag("--no-follow-fork", args.no_follow_fork, "Do not profile children the program forks");
+  app.add_flag("--no-workspan", args.no_workspan,
+               "Do not measure work and span (on by default for programs on the Cilk runtime)");
   app.add_flag("-q,--quiet", args.quiet, "Print no summary (errors are still printed)");
   app.add_option("command", args.command, "PROGRAM [ARGS...] (put them after --)")->required();
   app.footer(kRunFooter);
@@ -77,6 +79,7 @@ int Dispatch(int argc, char** argv, Entry entry) {
   ViewArgs view_args;
   SummaryArgs summary_args;
   ImportArgs import_args;
+  ExportArgs export_args;
   RunArgs run_args;
   double frequency = 0;
   uint32_t depth = 0;
@@ -91,6 +94,7 @@ int Dispatch(int argc, char** argv, Entry entry) {
   CLI::App* view = nullptr;
   CLI::App* summary = nullptr;
   CLI::App* import = nullptr;
+  CLI::App* exporter = nullptr;
   CLI::Option* depth_option = nullptr;
   CLI::Option* freq_option = nullptr;
   if (run_only) {
@@ -103,9 +107,11 @@ int Dispatch(int argc, char** argv, Entry entry) {
     freq_option = run->get_option("--freq");
 
     view = app.add_subcommand("view", "Show a profile: top-down (calling contexts), bottom-up (callers), flat");
-    view->add_option("view", view_args.kind, "top-down, bottom-up or flat")
+    view->add_option("view", view_args.kind, "top-down, bottom-up, flat or callsites")
         ->required()
-        ->check(CLI::IsMember({"top-down", "bottom-up", "flat"}));
+        ->check(CLI::IsMember({"top-down", "bottom-up", "flat", "callsites"}));
+    view->add_option("--sort", view_args.sort,
+                     "callsites: sort by COLUMN (work_on_work, span_on_span, parallelism, count, caller, ...)");
     view->add_option("profile", view_args.profile, "Profile file (.cilkprof)")->required();
     depth_option = view->add_option("--depth", depth, "Show N levels below the root");
     view->add_option("--threshold", view_args.threshold_percent,
@@ -124,6 +130,15 @@ int Dispatch(int argc, char** argv, Entry entry) {
         ->check(CLI::IsMember({"text", "json"}))
         ->default_str("text");
     summary->add_option("--top", summary_args.top, "How many top functions to list")->check(CLI::Range(0, 1000));
+    summary->add_flag("--what-if", summary_args.what_if,
+                      "Parallelism if the annotated regions' critical work were 2..32 times smaller");
+
+    exporter = app.add_subcommand("export", "Write a profile in another tool's format");
+    exporter->add_option("profile", export_args.profile, "Profile file (.cilkprof)")->required();
+    exporter->add_option("--format", export_args.format, "cilkscale-csv (Cilkscale's CSV of work and span)")
+        ->check(CLI::IsMember({"cilkscale-csv"}))
+        ->default_str("cilkscale-csv");
+    exporter->add_option("-o,--output", export_args.output, "File to write (default: standard output)");
 
     import = app.add_subcommand("import", "Convert an agent spill file into a profile");
     import->add_option("spill", import_args.spill, "Spill file the agent wrote")->required();
@@ -134,8 +149,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
 
   // CLI11 takes the arguments in reverse order, without the executable's name.
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import") {
-    PrintError("unknown command '" + args[0] + "'; the commands are run, view, summary and import");
+  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import" && args[0] != "export") {
+    PrintError("unknown command '" + args[0] + "'; the commands are run, view, summary, import and export");
     std::fprintf(stderr, "Run 'cilkprof --help' for usage.\n");
     return kExitUsage;
   }
@@ -170,6 +185,7 @@ int Dispatch(int argc, char** argv, Entry entry) {
   }
   if (summary && summary->parsed()) return RunSummary(summary_args);
   if (import && import->parsed()) return RunImport(import_args);
+  if (exporter && exporter->parsed()) return RunExport(export_args);
   return kExitUsage;
 }
 

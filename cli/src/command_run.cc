@@ -91,7 +91,8 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
       continue;
     }
     if (name == "CILKPROF_SOCKET" || name == "CILKPROF_CLOCK" || name == "CILKPROF_PERIOD_NS" ||
-        name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET")) {
+        name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET") ||
+        (args.no_workspan && name == "CILKPROF_WORKSPAN")) {
       continue;  // ours below win over inherited settings
     }
     env.push_back(entry);
@@ -103,6 +104,7 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   env.push_back("CILKPROF_UNWIND=" + args.unwind);
   env.push_back(std::string("CILKPROF_FOLLOW_FORK=") + (args.no_follow_fork ? "0" : "1"));
   if (args.quiet) env.push_back("CILKPROF_QUIET=1");
+  if (args.no_workspan) env.push_back("CILKPROF_WORKSPAN=0");
   return env;
 }
 

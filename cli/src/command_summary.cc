@@ -3,6 +3,7 @@
 
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/views/summary.h"
+#include "cilkprof/views/workspan.h"
 #include "commands.h"
 
 namespace cilkprof::cli {
@@ -13,9 +14,23 @@ int RunSummary(const SummaryArgs& args) {
     PrintError(profile.status().message());
     return kExitFailure;
   }
+  if (args.what_if) {
+    auto what_if = args.format == "json" ? views::RenderWhatIfJson(*profile) : views::RenderWhatIfText(*profile);
+    if (!what_if.ok()) {
+      PrintError(args.profile + " " + what_if.status().message());
+      return kExitFailure;
+    }
+    std::fwrite(what_if->data(), 1, what_if->size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : kExitFailure;
+  }
   const views::ProfileSummary summary = views::Summarize(*profile, args.profile, args.top);
-  const std::string out = args.format == "json" ? views::RenderSummaryJson(summary, *profile)
-                                                : views::RenderSummaryText(summary);
+  std::string out = args.format == "json" ? views::RenderSummaryJson(summary, *profile)
+                                          : views::RenderSummaryText(summary);
+  // Work and span, when the profile has them (issue 5).
+  if (auto figures = views::WholeProgram(*profile); figures.ok()) {
+    out = args.format == "json" ? views::AddWorkSpanToSummaryJson(out, *figures)
+                                : out + views::RenderWorkSpanText(*figures);
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0) {
     PrintError("cannot write the summary to standard output");

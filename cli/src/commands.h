@@ -34,15 +34,26 @@ struct ViewArgs {
   bool hot_path = false;
   std::string metric;   // "" = default
   std::string format = "text";
+  std::string sort;     // callsites: the column to sort by ("" = work_on_work)
 };
 int RunView(const ViewArgs& args);
+int RunCallSitesView(const ViewArgs& args);  // `view callsites` (command_callsites.cc)
 
 struct SummaryArgs {
   std::string profile;
   std::string format = "text";
   size_t top = 10;
+  bool what_if = false;  // the causal what-if table instead of the summary
 };
 int RunSummary(const SummaryArgs& args);
+
+// `cilkprof export --format cilkscale-csv PROFILE` (command_export.cc).
+struct ExportArgs {
+  std::string profile;
+  std::string format = "cilkscale-csv";
+  std::string output;  // "" = standard output
+};
+int RunExport(const ExportArgs& args);
 
 struct ImportArgs {
   std::string spill;
@@ -62,6 +73,7 @@ struct RunArgs {
   std::string unwind = "dwarf";
   bool no_follow_fork = false;
   bool quiet = false;
+  bool no_workspan = false;  // CILKPROF_WORKSPAN=0: no work/span instrumentation
 };
 int RunProgram(const RunArgs& args);
 
