@@ -112,20 +112,22 @@ Program FibProgram(int n) {
 
 namespace {
 
-void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope);
+// Not inlined: one scope-entry and one spawn pc per template call, as the reference
+// models them (inlined copies would be distinct call sites, as in any program).
+[[gnu::noinline]] void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope);
 
 bool WaitForThief() {
   static const bool wait = getenv("WORKSPAN_TEST_WAIT_FOR_THIEF") != nullptr;
   return wait;
 }
 
-void CallTemplate(const Program& p, int t, int budget) {
+[[gnu::noinline]] void CallTemplate(const Program& p, int t, int budget) {
   t_next_site = p.templates[t].scope_site;
   cilk::scope scope;
   ExecBody(p, p.templates[t].body, budget, &scope);
 }
 
-void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope) {
+[[gnu::noinline]] void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope) {
   for (const Stmt& s : body) {
     switch (s.kind) {
       case Stmt::kCharge:
