@@ -21,10 +21,13 @@
 // apart, so their number is bounded by the frame's running children, never by its
 // spawns.
 //
-// Who continues which view is decided per spawn by a handshake in the child context:
-// child_end and continuation race to move it from kPending; if the child ends first,
-// the continuation (on any worker) keeps writing the same view; if the continuation
-// starts first, it opens a new view and the child, when it ends, completes the old.
+// Who continues which view is decided per spawn by a handshake on the frame's
+// `pending` word, which names the child of the frame's latest spawn: child_end and
+// continuation race to replace it (CAS); if the child ends first (kChildDone), the
+// continuation (on any worker) keeps writing the same view; if the continuation starts
+// first (kContinuationStarted), it opens a new view and the child, when its CAS fails,
+// completes the old one. When the continuation runs on the thread whose previous hook
+// was that very child's end (the usual case), it knows the outcome without a CAS.
 #include "workspan/engine.h"
 
 #include <sys/mman.h>
@@ -155,6 +158,14 @@ struct Ctx;
 struct ThreadState {
   Ctx* cur = nullptr;
   uint64_t start = 0;
+  // The previous hook on this thread, when it may be followed at once by the hook
+  // that resumes the same strand (child_end -> continuation of the same spawn,
+  // sync_begin -> sync_end of the same frame): that hook reuses its clock reading.
+  const void* adjacent = nullptr;
+  uint64_t adjacent_now = 0;
+  uint64_t adjacent_seq = 0;    // `seq` at that hook
+  uint64_t adjacent_epoch = 0;  // child_end: the child's spawn_index
+  uint64_t seq = 0;             // counts child_end hooks on this thread
   // The counter clock: units charged on this thread. Atomic (relaxed) because the
   // thread ending a top-level computation's sync may read the entering thread's.
   std::atomic<uint64_t> counter{0};
@@ -392,7 +403,7 @@ void Combine(ThreadState& ts, Accum& left, Accum& right) {
 
 // cilk_sync: the longest of the continuation and the child paths becomes the
 // continuation (ties keep the continuation).
-void SyncAccum(ThreadState& ts, Accum& a) {
+void SyncAccum(Accum& a) {
   if (a.whatif != nullptr) {
     for (int v = 0; v < kVariants; ++v) {
       if (a.whatif->lchild[v] > a.whatif->contin[v]) a.whatif->contin[v] = a.whatif->lchild[v];
@@ -403,7 +414,7 @@ void SyncAccum(ThreadState& ts, Accum& a) {
     a.contin_span = a.lchild_span;
     a.contin_prof.Swap(a.lchild_prof);
   }
-  a.lchild_prof.Clear(ts.pool);
+  a.lchild_prof.Reset();  // keeps the block for the next sync epoch
   a.has_lchild = false;
   a.lchild_span = 0;
   if (a.lchild_bspan > a.contin_bspan) a.contin_bspan = a.lchild_bspan;
@@ -414,7 +425,10 @@ void SyncAccum(ThreadState& ts, Accum& a) {
 // Contexts.
 
 enum class CtxKind : uint8_t { kFrame, kChild };
-enum Handshake : uint32_t { kPending = 0, kChildDone = 1, kContinuationStarted = 2 };
+struct ChildCtx;
+// Values of FrameCtx::pending besides the latest child.
+ChildCtx* const kChildDone = reinterpret_cast<ChildCtx*>(uintptr_t{1});
+ChildCtx* const kContinuationStarted = reinterpret_cast<ChildCtx*>(uintptr_t{2});
 
 struct Ctx {
   CtxKind kind;
@@ -425,17 +439,26 @@ struct Ctx {
   uint32_t region_owner_depth;
   uint32_t site;
   uintptr_t pc;
-  uint64_t mask;  // bit (site % 64) of every ancestor's site and its own
+  // The distinct sites of this context and its ancestors, when at most kActiveInline;
+  // beyond that `active_overflow` and a site not listed needs a walk up the parents.
+  static constexpr int kActiveInline = 6;
+  uint32_t active[kActiveInline];
+  uint8_t active_count;
+  bool active_overflow;
   Ctx* parent;
 };
-
-struct ChildCtx;
 
 struct FrameCtx : Ctx {
   Accum base;
   Accum* view;
-  ChildCtx* last_child;
+  std::atomic<ChildCtx*> pending;  // the handshake of the latest spawn
+  uint64_t spawn_count;            // written by the frame's own strand only
+  // The last child_end of this frame that won the handshake: its thread and that
+  // thread's hook sequence number (see ThreadState::adjacent).
+  std::atomic<ThreadState*> done_on;
+  std::atomic<uint64_t> done_seq;
   ThreadState* origin;  // top-level frames: the thread that entered the runtime
+  ThreadState* synced_on;  // the thread of the last sync_begin (see ThreadState::adjacent)
   SpinLock lock;  // the view chain
 };
 
@@ -443,7 +466,7 @@ struct ChildCtx : Ctx {
   Accum acc;
   Accum* spawn_view;
   FrameCtx* frame;
-  std::atomic<uint32_t> handshake;
+  uint64_t spawn_index;  // its frame's spawn_count at the spawn
 };
 
 inline Accum& CurrentAccum(Ctx* c) {
@@ -459,18 +482,28 @@ void InitCtx(Ctx* c, CtxKind kind, uint32_t site, uintptr_t pc, Ctx* parent) {
   c->region_owned = false;
   c->region_depth = 0;
   c->region_owner_depth = 0;
-  const uint64_t bit = site != 0 ? uint64_t{1} << (site & 63) : 0;
-  bool topmost = site != 0;
-  if (topmost && parent != nullptr && (parent->mask & bit) != 0) {
-    for (const Ctx* q = parent; q != nullptr; q = q->parent) {
-      if (q->site == site) {
-        topmost = false;
-        break;
-      }
+  // Top-most: no ancestor invocation of the same site (recursion counts once).
+  bool active = false;
+  if (parent != nullptr) {
+    std::memcpy(c->active, parent->active, sizeof c->active);
+    c->active_count = parent->active_count;
+    c->active_overflow = parent->active_overflow;
+    for (int i = 0; i < c->active_count; ++i) active = active || c->active[i] == site;
+    if (!active && c->active_overflow) {
+      for (const Ctx* q = parent; q != nullptr && !active; q = q->parent) active = q->site == site;
+    }
+  } else {
+    c->active_count = 0;
+    c->active_overflow = false;
+  }
+  c->topmost = site != 0 && !active;
+  if (c->topmost) {
+    if (c->active_count < Ctx::kActiveInline) {
+      c->active[c->active_count++] = site;
+    } else {
+      c->active_overflow = true;
     }
   }
-  c->topmost = topmost;
-  c->mask = (parent != nullptr ? parent->mask : 0) | bit;
 }
 
 // The invocation of `c` has ended with `a` (synced): on-work record, and its own entry
@@ -577,8 +610,10 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   if (Off()) return;
   ThreadState* ts = State();
   if (ts == nullptr) return Fail();
+  const uint64_t now = Now(*ts);  // one reading: ends the parent's strand, starts ours
+  ts->adjacent = nullptr;
   Ctx* parent = ts->cur;
-  if (parent != nullptr) ChargeStrand(*ts, parent, Now(*ts));
+  if (parent != nullptr) ChargeStrand(*ts, parent, now);
   auto* f = static_cast<FrameCtx*>(ts->pool.Allocate(sizeof(FrameCtx)));
   if (f == nullptr) return Fail();
   new (f) FrameCtx();
@@ -595,18 +630,23 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
     }
   }
   f->view = &f->base;
-  f->last_child = nullptr;
+  f->pending.store(nullptr, std::memory_order_relaxed);
+  f->spawn_count = 0;
+  f->done_on.store(nullptr, std::memory_order_relaxed);
+  f->done_seq.store(0, std::memory_order_relaxed);
   f->origin = parent == nullptr ? ts : nullptr;
   frame->tool_data[0] = f;
   ts->cur = f;
-  ts->start = Now(*ts);
+  ts->start = now;
 }
 
 void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
-  ChargeStrand(*ts, f, Now(*ts));
+  const uint64_t now = Now(*ts);
+  ts->adjacent = nullptr;
+  ChargeStrand(*ts, f, now);
   Accum* view = f->view;
   view->contin_bspan += g_config.burden_ticks;
   RelaxedAdd(ts->spawns, 1);
@@ -617,10 +657,11 @@ void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   InitCtx(c, CtxKind::kChild, LookupSite(*ts, static_cast<uint32_t>(SiteKind::kSpawn), pc, 0), pc, f);
   c->spawn_view = view;
   c->frame = f;
-  c->handshake.store(kPending, std::memory_order_relaxed);
-  f->last_child = c;
+  c->spawn_index = ++f->spawn_count;
+  // Published to a thief by the runtime's deque push (release) and steal (acquire).
+  f->pending.store(c, std::memory_order_relaxed);
   ts->cur = c;
-  ts->start = Now(*ts);
+  ts->start = now;
 }
 
 void OnChildEnd(cilkprof_frame_t* frame) {
@@ -630,16 +671,27 @@ void OnChildEnd(cilkprof_frame_t* frame) {
   Ctx* cur = ts->cur;
   if (cur == nullptr || cur->kind != CtxKind::kChild || static_cast<ChildCtx*>(cur)->frame != f) return Fail();
   auto* c = static_cast<ChildCtx*>(cur);
-  ChargeStrand(*ts, c, Now(*ts));
+  const uint64_t now = Now(*ts);
+  ChargeStrand(*ts, c, now);
   FinishInvocation(*ts, c, c->acc);
   Accum* view = c->spawn_view;
   FoldChild(*ts, *view, c->acc);
   ts->cur = nullptr;
-  uint32_t expected = kPending;
-  if (c->handshake.compare_exchange_strong(expected, kChildDone, std::memory_order_acq_rel)) {
-    return;  // the continuation keeps writing `view` and frees c
+  ChildCtx* expected = c;
+  if (f->pending.compare_exchange_strong(expected, kChildDone, std::memory_order_acq_rel)) {
+    // The continuation follows, here or on another worker, and keeps writing `view`.
+    const uint64_t seq = ++ts->seq;
+    f->done_on.store(ts, std::memory_order_relaxed);
+    f->done_seq.store(seq, std::memory_order_relaxed);
+    ts->adjacent = f;
+    ts->adjacent_now = now;
+    ts->adjacent_seq = seq;
+    ts->adjacent_epoch = c->spawn_index;
+  } else {
+    // The continuation was stolen while this child ran: `view` is complete.
+    ts->adjacent = nullptr;
+    CompleteView(*ts, f, view);
   }
-  CompleteView(*ts, f, view);
   ts->pool.Free(c);
 }
 
@@ -647,11 +699,18 @@ void OnContinuation(cilkprof_frame_t* frame) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
-  ChildCtx* c = f->last_child;
-  f->last_child = nullptr;
-  if (c != nullptr) {
-    uint32_t expected = kPending;
-    if (c->handshake.compare_exchange_strong(expected, kContinuationStarted, std::memory_order_acq_rel)) {
+  uint64_t now;
+  if (ts->adjacent == f && ts->adjacent_epoch == f->spawn_count &&
+      f->done_on.load(std::memory_order_relaxed) == ts &&
+      f->done_seq.load(std::memory_order_relaxed) == ts->adjacent_seq) {
+    // This thread's previous hook was the end of the child of this frame's latest
+    // spawn, and it won the handshake: no CAS needed, and its reading of the clock
+    // starts the continuation.
+    now = ts->adjacent_now;
+  } else {
+    ChildCtx* latest = f->pending.load(std::memory_order_acquire);
+    if (latest != kChildDone && latest != nullptr &&
+        f->pending.compare_exchange_strong(latest, kContinuationStarted, std::memory_order_acq_rel)) {
       // Stolen while the child runs: a new view to the right.
       RelaxedAdd(ts->stolen, 1);
       auto* v = static_cast<Accum*>(ts->pool.Allocate(sizeof(Accum)));
@@ -662,27 +721,37 @@ void OnContinuation(cilkprof_frame_t* frame) {
       f->view->next = v;
       f->lock.unlock();
       f->view = v;
-    } else {
-      ts->pool.Free(c);
     }
+    now = Now(*ts);
   }
+  ts->adjacent = nullptr;
   ts->cur = f;
-  ts->start = Now(*ts);
+  ts->start = now;
 }
 
 void OnSyncBegin(cilkprof_frame_t* frame, const void* /*callsite*/) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
-  ChargeStrand(*ts, f, Now(*ts));
+  const uint64_t now = Now(*ts);
+  ChargeStrand(*ts, f, now);
   RelaxedAdd(ts->syncs, 1);
   ts->cur = nullptr;  // the strand may park here and resume on another worker
+  ts->adjacent = f;
+  ts->adjacent_now = now;
+  ts->adjacent_epoch = ~uint64_t{0};  // a sync, not a child_end
+  f->synced_on = ts;
 }
 
 void OnSyncEnd(cilkprof_frame_t* frame) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
+  // No wait at the sync (the usual case): the sync_begin reading starts the strand.
+  const uint64_t now = ts->adjacent == f && ts->adjacent_epoch == ~uint64_t{0} && f->synced_on == ts
+                           ? ts->adjacent_now
+                           : Now(*ts);
+  ts->adjacent = nullptr;
   if (f->base.next != nullptr) {
     f->lock.lock();
     while (Accum* right = f->base.next) {
@@ -694,9 +763,13 @@ void OnSyncEnd(cilkprof_frame_t* frame) {
   }
   f->view = &f->base;
   f->base.complete = false;
-  SyncAccum(*ts, f->base);
+  SyncAccum(f->base);
   ts->cur = f;
-  ts->start = Now(*ts);
+  ts->start = now;
+  // A scope's end syncs first: scope_exit follows at once and reuses this reading.
+  ts->adjacent = f;
+  ts->adjacent_now = now;
+  ts->adjacent_epoch = ~uint64_t{0} - 1;  // a sync_end
   if (f->origin != nullptr && f->origin != ts) {
     // A top-level frame synced on another worker: after an explicit sync the runtime
     // hands the strand back to the entering thread without a hook (docs/RUNTIME.md,
@@ -714,7 +787,14 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   if (f == nullptr || Off()) return;
   frame->tool_data[0] = nullptr;
   ThreadState* ts = State();
-  ChargeStrand(*ts, f, Now(*ts));
+  // Right after this frame's sync_end on this thread (always, unless the program
+  // charged units in between): that reading is the end of the strand.
+  const uint64_t now = ts->adjacent == f && ts->adjacent_epoch == ~uint64_t{0} - 1 && ts->cur == f &&
+                               g_config.clock != ClockKind::kCounter
+                           ? ts->adjacent_now
+                           : Now(*ts);
+  ts->adjacent = nullptr;
+  ChargeStrand(*ts, f, now);
   FinishInvocation(*ts, f, f->base);
   Ctx* parent = f->parent;
   if (parent != nullptr) {
@@ -725,8 +805,12 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   if (f->origin != nullptr && f->origin != ts) f->origin->cur = nullptr;
   ts->pool.Free(f);
   ts->cur = parent;
-  if (parent == nullptr && g_top_level_end != nullptr) g_top_level_end();
-  ts->start = Now(*ts);
+  if (parent == nullptr && g_top_level_end != nullptr) {
+    g_top_level_end();
+    ts->start = Now(*ts);  // sending is not the parent's work
+  } else {
+    ts->start = now;
+  }
 }
 
 const cilkprof_hooks_t kHooks = {
@@ -785,7 +869,9 @@ void RegionBegin(const char* name) {
   ThreadState* ts = State();
   if (ts == nullptr || ts->cur == nullptr) return;
   Ctx* c = ts->cur;
-  ChargeStrand(*ts, c, Now(*ts));
+  const uint64_t now = Now(*ts);
+  ts->adjacent = nullptr;
+  ChargeStrand(*ts, c, now);
   const int index = RegionIndex(name);
   if (index < 0) g_regions.dropped.fetch_add(1, std::memory_order_relaxed);
   ++c->region_depth;
@@ -794,7 +880,7 @@ void RegionBegin(const char* name) {
     c->region_owned = true;
     c->region_owner_depth = c->region_depth;
   }
-  ts->start = Now(*ts);
+  ts->start = now;
 }
 
 void RegionEnd() {
@@ -803,13 +889,15 @@ void RegionEnd() {
   if (ts == nullptr || ts->cur == nullptr) return;
   Ctx* c = ts->cur;
   if (c->region_depth == 0) return;  // unbalanced: its begin was on another context
-  ChargeStrand(*ts, c, Now(*ts));
+  const uint64_t now = Now(*ts);
+  ts->adjacent = nullptr;
+  ChargeStrand(*ts, c, now);
   if (c->region_owned && c->region_owner_depth == c->region_depth) {
     c->region = -1;
     c->region_owned = false;
   }
   --c->region_depth;
-  ts->start = Now(*ts);
+  ts->start = now;
 }
 
 Snapshot TakeSnapshot() {

@@ -46,6 +46,41 @@ bool Profile::Absorb(Pool& pool, Profile& other) {
     other.Clear(pool);
     return true;
   }
+  // Entries of `other` whose site is new here.
+  uint32_t extra = 0;
+  for (uint32_t i = 0, j = 0; j < other.size_;) {
+    if (i < size_ && data_[i].site < other.data_[j].site) {
+      ++i;
+    } else if (i < size_ && data_[i].site == other.data_[j].site) {
+      ++i;
+      ++j;
+    } else {
+      ++extra;
+      ++j;
+    }
+  }
+  if (size_ + extra <= capacity_) {
+    // In place, from the back (the usual case: the same few sites on both sides).
+    int64_t i = static_cast<int64_t>(size_) - 1, j = static_cast<int64_t>(other.size_) - 1;
+    int64_t k = static_cast<int64_t>(size_ + extra) - 1;
+    while (j >= 0) {
+      const ProfileEntry& b = other.data_[j];
+      if (i >= 0 && data_[i].site > b.site) {
+        data_[k--] = data_[i--];
+      } else if (i >= 0 && data_[i].site == b.site) {
+        data_[k] = ProfileEntry{b.site, 0, data_[i].work + b.work, data_[i].span + b.span};
+        --k;
+        --i;
+        --j;
+      } else {
+        data_[k--] = b;
+        --j;
+      }
+    }
+    size_ += extra;
+    other.Clear(pool);
+    return true;
+  }
   // Merge both sorted arrays into a fresh block.
   const uint32_t bound = size_ + other.size_;
   uint32_t capacity = 4;

@@ -39,6 +39,9 @@ class Profile {
   // *this = copy of other.
   bool CopyFrom(Pool& pool, const Profile& other);
   void Swap(Profile& other);
+  // Empties the profile, keeping its memory for reuse.
+  void Reset() { size_ = 0; }
+  // Empties the profile and returns its memory to `pool`.
   void Clear(Pool& pool);
 
  private:
