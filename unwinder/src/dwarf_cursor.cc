@@ -47,11 +47,14 @@ bool DwarfCursor::InitFromSavedRegs(const cilkprof_saved_regs_t& regs) {
 bool DwarfCursor::LoadRegisters() {
   unw_word_t ip = 0;
   unw_word_t sp = 0;
+  unw_word_t fp = 0;
   if (unw_get_reg(AsCursor(cursor_), UNW_REG_IP, &ip) < 0 ||
       unw_get_reg(AsCursor(cursor_), UNW_REG_SP, &sp) < 0)
     return false;
+  if (unw_get_reg(AsCursor(cursor_), UNW_X86_64_RBP, &fp) < 0) fp = 0;
   pc_ = ip;
   sp_ = sp;
+  fp_ = fp;
   return true;
 }
 

@@ -76,6 +76,22 @@ const cilkprof_segment_t* SegmentHolding(const cilkprof_segment_t* head, uintptr
   return nullptr;
 }
 
+// True if the bytes before `ra` end with a call instruction (direct, or indirect
+// through a register or memory operand): what a genuine return address looks like.
+// Used on the frame found by stepping out of runtime code, whose assembly (a context
+// switch in progress) can make an unwinder read a stack word as a return address.
+// May fault on a garbage address: guarded callers only.
+bool PlausibleReturnAddress(uintptr_t ra) {
+  if (ra < 4096 + 8) return false;
+  const auto* b = reinterpret_cast<const volatile uint8_t*>(ra);
+  if (b[-5] == 0xe8) return true;  // call rel32
+  // call r/m64: ff /2, with a ModRM byte and 0, 1 or 4 displacement bytes (and a SIB).
+  for (int length : {2, 3, 4, 6, 7}) {
+    if (b[-length] == 0xff && (b[-length + 1] & 0x38) == 0x10) return true;
+  }
+  return false;
+}
+
 enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncated };
 
 // Records the frames of one segment, from the cursor's current frame outward, until
@@ -84,9 +100,14 @@ enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncate
 template <class Cursor>
 SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* state) {
   bool user_frame_seen = false;
+  bool after_elided = false;
   for (;;) {
     const uintptr_t pc = RecordedPc(cursor);
     const bool elided = Elided(*state->request, pc);
+    if (!elided && after_elided && cursor.pc_is_return_address() && !PlausibleReturnAddress(cursor.pc())) {
+      return SegmentEnd::kBadFrame;
+    }
+    after_elided = elided;
     if (segment.child()) {
       if (pc >= segment.entry_lo && pc < segment.entry_hi) return SegmentEnd::kEntry;
       const uintptr_t sp = cursor.sp();
@@ -204,8 +225,30 @@ struct FramePointerWalk {
 
 void GuardedLeafProbe(void* arg) { static_cast<FramePointerWalk*>(arg)->cursor.ProbeFramelessLeaf(); }
 
+// Frame-pointer mode, interrupted inside elided (runtime) code: the runtime does not
+// promise frame records (its spawn shim is assembly without one, and a function's
+// prologue has none yet), so an rbp walk would skip the user's spawn or sync site.
+// Its frames are walked with their DWARF CFI instead, and the frame-pointer walk takes
+// over at the first user frame. If that fails, the rbp walk starts from the context.
+void HandOverPastRuntimeFrames(FramePointerWalk* walk) {
+  const WalkState* state = walk->state;
+  if (!Elided(*state->request, walk->cursor.pc())) return;
+  DwarfCursor dwarf;
+  if (!dwarf.InitFromContext(state->request->context)) return;
+  for (uint32_t steps = 0; Elided(*state->request, RecordedPc(dwarf)); ++steps) {
+    if (steps == 64 || dwarf.Step() != StepResult::kOk) return;
+  }
+  if (!dwarf.pc_is_return_address()) return;
+  cilkprof_saved_regs_t regs{};
+  regs.pc = dwarf.pc();
+  regs.sp = dwarf.sp();
+  regs.fp = dwarf.fp();
+  walk->cursor.InitFromSavedRegs(regs);
+}
+
 void GuardedFramePointerWalk(void* arg) {
   auto* walk = static_cast<FramePointerWalk*>(arg);
+  if (walk->state->start_at_spawn == nullptr) HandOverPastRuntimeFrames(walk);
   WalkLogical(walk->cursor, walk->state);
 }
 

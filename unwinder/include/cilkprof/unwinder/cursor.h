@@ -44,6 +44,8 @@ class DwarfCursor {
 
   uintptr_t pc() const { return pc_; }
   uintptr_t sp() const { return sp_; }
+  // The frame's rbp as the CFI restores it (for handing over to a frame-pointer walk).
+  uintptr_t fp() const { return fp_; }
   // True when pc() is a return address (the frame is calling), so that the call
   // instruction is at pc() - 1; false for an interrupted frame.
   bool pc_is_return_address() const { return pc_is_return_address_; }
@@ -59,6 +61,7 @@ class DwarfCursor {
   ucontext_t saved_context_;
   uintptr_t pc_ = 0;
   uintptr_t sp_ = 0;
+  uintptr_t fp_ = 0;
   bool pc_is_return_address_ = false;
 };
 
