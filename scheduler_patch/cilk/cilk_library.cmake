@@ -25,6 +25,12 @@ set_target_properties(cilk PROPERTIES
 # Hot paths stay lean and debuggable; frame pointers let the profiler walk runtime frames.
 target_compile_options(cilk PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
 cilkprof_sanitize(cilk)
+# A sanitized libcilk.so needs its sanitizer's runtime in every program that loads
+# it (ASan and TSan must come first in the initial library list), including programs
+# that are not sanitized themselves (e.g. the e2e programs of a sanitizer preset).
+if(CILKPROF_SANITIZER_FLAGS)
+  target_link_options(cilk INTERFACE ${CILKPROF_SANITIZER_FLAGS})
+endif()
 
 # Installation: library, headers, pkg-config file.
 install(TARGETS cilk EXPORT cilkTargets
