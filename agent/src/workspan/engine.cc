@@ -12,22 +12,19 @@
 // from the accumulator's start. A child context is serial and uses only contin_*.
 //
 // Views. A frame's continuation writes into its current view. When a thief resumes
-// the continuation while the child still runs, the thief starts a new, empty view to
-// the right of the old one, so the two never write the same memory. Views of a frame
-// form a chain in serial order; a view is complete when the child that was running
-// at the steal ends; adjacent complete views are combined at once under the frame's
-// spin lock (the reducer merge: L.contin + R.lchild competes with L.lchild, contins
-// add), and the sync combines the rest. Only views waiting for a running child stay
-// apart, so their number is bounded by the frame's running children, never by its
-// spawns.
+// the continuation while the child still runs, the thief closes the current view
+// (which keeps that running child as its `pending_child`) and starts a new, empty
+// view to the right, so the two never write the same memory. A child's end only
+// publishes its result (`done`, a release store); whoever runs the frame's
+// continuation folds finished children into their views and combines adjacent views
+// (the reducer merge: L.contin + R.lchild competes with L.lchild, continuations add),
+// at its next hook for that frame and at the sync. The view chain is therefore only
+// ever touched by the thread running the frame's strand: no lock and no atomic
+// read-modify-write anywhere on the spawn path, and only views whose child still runs
+// stay apart, so their number is bounded by running children, never by spawns.
 //
-// Who continues which view is decided per spawn by a handshake on the frame's
-// `pending` word, which names the child of the frame's latest spawn: child_end and
-// continuation race to replace it (CAS); if the child ends first (kChildDone), the
-// continuation (on any worker) keeps writing the same view; if the continuation starts
-// first (kContinuationStarted), it opens a new view and the child, when its CAS fails,
-// completes the old one. When the continuation runs on the thread whose previous hook
-// was that very child's end (the usual case), it knows the outcome without a CAS.
+// The continuation that follows its child's end on the same thread (the usual case)
+// knows so from the thread's previous hook and reuses that hook's clock reading.
 #include "workspan/engine.h"
 
 #include <sys/mman.h>
@@ -155,6 +152,8 @@ constexpr uint32_t kCacheEntries = 64;
 
 struct Ctx;
 
+enum : uint64_t { kAdjacentChildEnd = 1, kAdjacentSyncBegin = 2, kAdjacentSyncEnd = 3 };
+
 struct ThreadState {
   Ctx* cur = nullptr;
   uint64_t start = 0;
@@ -163,9 +162,7 @@ struct ThreadState {
   // sync_begin -> sync_end of the same frame): that hook reuses its clock reading.
   const void* adjacent = nullptr;
   uint64_t adjacent_now = 0;
-  uint64_t adjacent_seq = 0;    // `seq` at that hook
-  uint64_t adjacent_epoch = 0;  // child_end: the child's spawn_index
-  uint64_t seq = 0;             // counts child_end hooks on this thread
+  uint64_t adjacent_kind = 0;  // kAdjacentChildEnd, kAdjacentSyncBegin, kAdjacentSyncEnd
   // The counter clock: units charged on this thread. Atomic (relaxed) because the
   // thread ending a top-level computation's sync may read the entering thread's.
   std::atomic<uint64_t> counter{0};
@@ -264,12 +261,13 @@ struct Accum {
   uint64_t contin_span = 0, lchild_span = 0;
   uint64_t contin_bspan = 0, lchild_bspan = 0;
   bool has_lchild = false;
-  bool complete = false;
   WhatIf* whatif = nullptr;  // null: every variant equals the unburdened span
   Profile contin_prof, lchild_prof;
-  Accum* prev = nullptr;
+  // A closed view (not its frame's current one): the child of its last spawn, still
+  // to be folded in; null once folded.
+  struct ChildCtx* pending_child = nullptr;
   Accum* next = nullptr;
-};
+}; 
 
 // Makes a's what-if spans explicit; call before changing a's spans.
 WhatIf* EnsureWhatIf(ThreadState& ts, Accum& a) {
@@ -425,10 +423,6 @@ void SyncAccum(Accum& a) {
 // Contexts.
 
 enum class CtxKind : uint8_t { kFrame, kChild };
-struct ChildCtx;
-// Values of FrameCtx::pending besides the latest child.
-ChildCtx* const kChildDone = reinterpret_cast<ChildCtx*>(uintptr_t{1});
-ChildCtx* const kContinuationStarted = reinterpret_cast<ChildCtx*>(uintptr_t{2});
 
 struct Ctx {
   CtxKind kind;
@@ -451,22 +445,17 @@ struct Ctx {
 struct FrameCtx : Ctx {
   Accum base;
   Accum* view;
-  std::atomic<ChildCtx*> pending;  // the handshake of the latest spawn
-  uint64_t spawn_count;            // written by the frame's own strand only
-  // The last child_end of this frame that won the handshake: its thread and that
-  // thread's hook sequence number (see ThreadState::adjacent).
-  std::atomic<ThreadState*> done_on;
-  std::atomic<uint64_t> done_seq;
+  ChildCtx* last_child;  // of the latest spawn, until its continuation
   ThreadState* origin;  // top-level frames: the thread that entered the runtime
   ThreadState* synced_on;  // the thread of the last sync_begin (see ThreadState::adjacent)
-  SpinLock lock;  // the view chain
 };
 
 struct ChildCtx : Ctx {
   Accum acc;
   Accum* spawn_view;
   FrameCtx* frame;
-  uint64_t spawn_index;  // its frame's spawn_count at the spawn
+  std::atomic<bool> done;  // its child_end has happened (release)
+  ThreadState* ended_on;   // written before `done`
 };
 
 inline Accum& CurrentAccum(Ctx* c) {
@@ -522,26 +511,37 @@ inline void ChargeStrand(ThreadState& ts, Ctx* c, uint64_t now) {
   AddStrand(ts, CurrentAccum(c), t, c->region);
 }
 
-// Adjacent complete views merge; a view waiting for its child stays.
-void CompleteView(ThreadState& ts, FrameCtx* f, Accum* a) {
-  f->lock.lock();
-  a->complete = true;
-  if (a->prev != nullptr && a->prev->complete) {
-    Accum* left = a->prev;
-    Combine(ts, *left, *a);
-    left->next = a->next;
-    if (a->next != nullptr) a->next->prev = left;
-    ts.pool.Free(a);
-    a = left;
-  }
-  if (a->next != nullptr && a->next->complete) {
-    Accum* right = a->next;
-    Combine(ts, *a, *right);
-    a->next = right->next;
-    if (right->next != nullptr) right->next->prev = a;
+// Folds a finished child into the view it was spawned from (the view has not grown
+// since: it is either still the current view, right after that spawn, or closed at
+// it). Frees the child.
+void FoldFinishedChild(ThreadState& ts, ChildCtx* c) {
+  FoldChild(ts, *c->spawn_view, c->acc);
+  ts.pool.Free(c);
+}
+
+// Folds the finished pending children of closed views and combines every view whose
+// child has been folded with the view to its right. Only the thread running the
+// frame's strand calls this. With `all_done` (at the sync) every child has ended.
+void CollapseViews(ThreadState& ts, FrameCtx* f, bool all_done) {
+  Accum* x = &f->base;
+  while (x->next != nullptr) {
+    ChildCtx* c = x->pending_child;
+    if (c != nullptr && (all_done || c->done.load(std::memory_order_acquire))) {
+      FoldFinishedChild(ts, c);
+      x->pending_child = c = nullptr;
+    }
+    if (c != nullptr) {
+      x = x->next;
+      continue;
+    }
+    Accum* right = x->next;
+    Combine(ts, *x, *right);
+    x->pending_child = right->pending_child;
+    if (x->pending_child != nullptr) x->pending_child->spawn_view = x;  // read by the folder only
+    x->next = right->next;
+    if (f->view == right) f->view = x;
     ts.pool.Free(right);
   }
-  f->lock.unlock();
 }
 
 // ---------------------------------------------------------------------------------
@@ -616,7 +616,7 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   if (parent != nullptr) ChargeStrand(*ts, parent, now);
   auto* f = static_cast<FrameCtx*>(ts->pool.Allocate(sizeof(FrameCtx)));
   if (f == nullptr) return Fail();
-  new (f) FrameCtx();
+  new (f) FrameCtx;  // default-init: InitCtx and the lines below set every field read later
   const auto pc = reinterpret_cast<uintptr_t>(callsite);
   const uint32_t site =
       LookupSite(*ts, static_cast<uint32_t>(SiteKind::kCall), pc, parent != nullptr ? parent->pc : 0);
@@ -630,10 +630,7 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
     }
   }
   f->view = &f->base;
-  f->pending.store(nullptr, std::memory_order_relaxed);
-  f->spawn_count = 0;
-  f->done_on.store(nullptr, std::memory_order_relaxed);
-  f->done_seq.store(0, std::memory_order_relaxed);
+  f->last_child = nullptr;
   f->origin = parent == nullptr ? ts : nullptr;
   frame->tool_data[0] = f;
   ts->cur = f;
@@ -647,19 +644,22 @@ void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   const uint64_t now = Now(*ts);
   ts->adjacent = nullptr;
   ChargeStrand(*ts, f, now);
+  if (f->base.next != nullptr) CollapseViews(*ts, f, false);  // may change f->view
   Accum* view = f->view;
   view->contin_bspan += g_config.burden_ticks;
   RelaxedAdd(ts->spawns, 1);
   auto* c = static_cast<ChildCtx*>(ts->pool.Allocate(sizeof(ChildCtx)));
   if (c == nullptr) return Fail();
-  new (c) ChildCtx();
+  new (c) ChildCtx;  // default-init: InitCtx and the lines below set every field read later
   const auto pc = reinterpret_cast<uintptr_t>(callsite);
   InitCtx(c, CtxKind::kChild, LookupSite(*ts, static_cast<uint32_t>(SiteKind::kSpawn), pc, 0), pc, f);
   c->spawn_view = view;
   c->frame = f;
-  c->spawn_index = ++f->spawn_count;
-  // Published to a thief by the runtime's deque push (release) and steal (acquire).
-  f->pending.store(c, std::memory_order_relaxed);
+  c->done.store(false, std::memory_order_relaxed);
+  c->ended_on = nullptr;
+  // Seen by a thief through the runtime's deque push (release) and steal (acquire).
+  f->last_child = c;
+
   ts->cur = c;
   ts->start = now;
 }
@@ -674,56 +674,44 @@ void OnChildEnd(cilkprof_frame_t* frame) {
   const uint64_t now = Now(*ts);
   ChargeStrand(*ts, c, now);
   FinishInvocation(*ts, c, c->acc);
-  Accum* view = c->spawn_view;
-  FoldChild(*ts, *view, c->acc);
+  c->ended_on = ts;
   ts->cur = nullptr;
-  ChildCtx* expected = c;
-  if (f->pending.compare_exchange_strong(expected, kChildDone, std::memory_order_acq_rel)) {
-    // The continuation follows, here or on another worker, and keeps writing `view`.
-    const uint64_t seq = ++ts->seq;
-    f->done_on.store(ts, std::memory_order_relaxed);
-    f->done_seq.store(seq, std::memory_order_relaxed);
-    ts->adjacent = f;
-    ts->adjacent_now = now;
-    ts->adjacent_seq = seq;
-    ts->adjacent_epoch = c->spawn_index;
-  } else {
-    // The continuation was stolen while this child ran: `view` is complete.
-    ts->adjacent = nullptr;
-    CompleteView(*ts, f, view);
-  }
-  ts->pool.Free(c);
+  ts->adjacent = c;
+  ts->adjacent_now = now;
+  ts->adjacent_kind = kAdjacentChildEnd;
+  // Publishes the child's result; the frame's strand folds it (OnContinuation,
+  // CollapseViews). Nothing here may touch c afterwards.
+  c->done.store(true, std::memory_order_release);
 }
 
 void OnContinuation(cilkprof_frame_t* frame) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
+  ChildCtx* c = f->last_child;
+  f->last_child = nullptr;
   uint64_t now;
-  if (ts->adjacent == f && ts->adjacent_epoch == f->spawn_count &&
-      f->done_on.load(std::memory_order_relaxed) == ts &&
-      f->done_seq.load(std::memory_order_relaxed) == ts->adjacent_seq) {
-    // This thread's previous hook was the end of the child of this frame's latest
-    // spawn, and it won the handshake: no CAS needed, and its reading of the clock
-    // starts the continuation.
-    now = ts->adjacent_now;
-  } else {
-    ChildCtx* latest = f->pending.load(std::memory_order_acquire);
-    if (latest != kChildDone && latest != nullptr &&
-        f->pending.compare_exchange_strong(latest, kContinuationStarted, std::memory_order_acq_rel)) {
-      // Stolen while the child runs: a new view to the right.
-      RelaxedAdd(ts->stolen, 1);
-      auto* v = static_cast<Accum*>(ts->pool.Allocate(sizeof(Accum)));
-      if (v == nullptr) return Fail();
-      new (v) Accum();
-      f->lock.lock();
-      v->prev = f->view;
-      f->view->next = v;
-      f->lock.unlock();
-      f->view = v;
-    }
+  if (c == nullptr) {
     now = Now(*ts);
+  } else if (c->done.load(std::memory_order_acquire)) {
+    // The child has ended: fold it into the view it came from, still the current one.
+    // Right after its end on this thread (the usual case) that hook's clock reading
+    // starts the continuation.
+    now = c->ended_on == ts && ts->adjacent == c && ts->adjacent_kind == kAdjacentChildEnd ? ts->adjacent_now : Now(*ts);
+    FoldFinishedChild(*ts, c);
+  } else {
+    // Stolen while the child runs: close the current view with the child pending and
+    // continue in a new view to its right.
+    now = Now(*ts);
+    RelaxedAdd(ts->stolen, 1);
+    auto* v = static_cast<Accum*>(ts->pool.Allocate(sizeof(Accum)));
+    if (v == nullptr) return Fail();
+    new (v) Accum();
+    f->view->pending_child = c;
+    f->view->next = v;
+    f->view = v;
   }
+  if (f->base.next != nullptr) CollapseViews(*ts, f, false);
   ts->adjacent = nullptr;
   ts->cur = f;
   ts->start = now;
@@ -739,7 +727,7 @@ void OnSyncBegin(cilkprof_frame_t* frame, const void* /*callsite*/) {
   ts->cur = nullptr;  // the strand may park here and resume on another worker
   ts->adjacent = f;
   ts->adjacent_now = now;
-  ts->adjacent_epoch = ~uint64_t{0};  // a sync, not a child_end
+  ts->adjacent_kind = kAdjacentSyncBegin;
   f->synced_on = ts;
 }
 
@@ -748,28 +736,19 @@ void OnSyncEnd(cilkprof_frame_t* frame) {
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
   // No wait at the sync (the usual case): the sync_begin reading starts the strand.
-  const uint64_t now = ts->adjacent == f && ts->adjacent_epoch == ~uint64_t{0} && f->synced_on == ts
+  const uint64_t now = ts->adjacent == f && ts->adjacent_kind == kAdjacentSyncBegin && f->synced_on == ts
                            ? ts->adjacent_now
                            : Now(*ts);
   ts->adjacent = nullptr;
-  if (f->base.next != nullptr) {
-    f->lock.lock();
-    while (Accum* right = f->base.next) {
-      Combine(*ts, f->base, *right);
-      f->base.next = right->next;
-      ts->pool.Free(right);
-    }
-    f->lock.unlock();
-  }
+  if (f->base.next != nullptr) CollapseViews(*ts, f, /*all_done=*/true);
   f->view = &f->base;
-  f->base.complete = false;
   SyncAccum(f->base);
   ts->cur = f;
   ts->start = now;
   // A scope's end syncs first: scope_exit follows at once and reuses this reading.
   ts->adjacent = f;
   ts->adjacent_now = now;
-  ts->adjacent_epoch = ~uint64_t{0} - 1;  // a sync_end
+  ts->adjacent_kind = kAdjacentSyncEnd;
   if (f->origin != nullptr && f->origin != ts) {
     // A top-level frame synced on another worker: after an explicit sync the runtime
     // hands the strand back to the entering thread without a hook (docs/RUNTIME.md,
@@ -789,7 +768,7 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   ThreadState* ts = State();
   // Right after this frame's sync_end on this thread (always, unless the program
   // charged units in between): that reading is the end of the strand.
-  const uint64_t now = ts->adjacent == f && ts->adjacent_epoch == ~uint64_t{0} - 1 && ts->cur == f &&
+  const uint64_t now = ts->adjacent == f && ts->adjacent_kind == kAdjacentSyncEnd && ts->cur == f &&
                                g_config.clock != ClockKind::kCounter
                            ? ts->adjacent_now
                            : Now(*ts);
