@@ -18,6 +18,7 @@
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/aggregator/server.h"
 #include "cilkprof/views/summary.h"
+#include "cilkprof/views/workspan.h"
 #include "commands.h"
 #include "duration.h"
 #include "output_naming.h"
@@ -170,6 +171,11 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
       auto loaded = aggregator::ReadProfileFile(profile.path);
       if (loaded.ok()) {
         out += views::RenderSummaryText(views::Summarize(*loaded, profile.path, 5));
+        // Work and span, for programs on the Cilk runtime (issue 5).
+        if (auto figures = views::WholeProgram(*loaded); figures.ok()) {
+          out += views::RenderWorkSpanText(*figures);
+          out += "Call sites (work and span): cilkprof view callsites " + profile.path + "\n";
+        }
       } else {
         out += "Profile          " + profile.path + " (" + loaded.status().message() + ")\n";
       }

@@ -442,13 +442,7 @@ struct Ctx {
   Ctx* parent;
 };
 
-struct FrameCtx : Ctx {
-  Accum base;
-  Accum* view;
-  ChildCtx* last_child;  // of the latest spawn, until its continuation
-  ThreadState* origin;  // top-level frames: the thread that entered the runtime
-  ThreadState* synced_on;  // the thread of the last sync_begin (see ThreadState::adjacent)
-};
+struct FrameCtx;
 
 struct ChildCtx : Ctx {
   Accum acc;
@@ -457,6 +451,35 @@ struct ChildCtx : Ctx {
   std::atomic<bool> done;  // its child_end has happened (release)
   ThreadState* ended_on;   // written before `done`
 };
+
+struct FrameCtx : Ctx {
+  Accum base;
+  Accum* view;
+  ChildCtx* last_child;  // of the latest spawn, until its continuation
+  ThreadState* origin;  // top-level frames: the thread that entered the runtime
+  ThreadState* synced_on;  // the thread of the last sync_begin (see ThreadState::adjacent)
+  bool trivial_sync;       // the sync in progress has no child to wait for
+  // The record of one child, reused spawn after spawn while each child is folded
+  // before the next spawn (no steal): saves a pool block per spawn.
+  bool embedded_busy;
+  ChildCtx embedded;
+};
+
+ChildCtx* NewChild(ThreadState& ts, FrameCtx* f) {
+  if (!f->embedded_busy) {
+    f->embedded_busy = true;
+    return &f->embedded;
+  }
+  return static_cast<ChildCtx*>(ts.pool.Allocate(sizeof(ChildCtx)));
+}
+
+void FreeChild(ThreadState& ts, ChildCtx* c) {
+  if (c == &c->frame->embedded) {
+    c->frame->embedded_busy = false;
+  } else {
+    ts.pool.Free(c);
+  }
+}
 
 inline Accum& CurrentAccum(Ctx* c) {
   return c->kind == CtxKind::kFrame ? *static_cast<FrameCtx*>(c)->view : static_cast<ChildCtx*>(c)->acc;
@@ -516,7 +539,7 @@ inline void ChargeStrand(ThreadState& ts, Ctx* c, uint64_t now) {
 // it). Frees the child.
 void FoldFinishedChild(ThreadState& ts, ChildCtx* c) {
   FoldChild(ts, *c->spawn_view, c->acc);
-  ts.pool.Free(c);
+  FreeChild(ts, c);
 }
 
 // Folds the finished pending children of closed views and combines every view whose
@@ -631,6 +654,8 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   }
   f->view = &f->base;
   f->last_child = nullptr;
+  f->trivial_sync = false;
+  f->embedded_busy = false;
   f->origin = parent == nullptr ? ts : nullptr;
   frame->tool_data[0] = f;
   ts->cur = f;
@@ -648,7 +673,7 @@ void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   Accum* view = f->view;
   view->contin_bspan += g_config.burden_ticks;
   RelaxedAdd(ts->spawns, 1);
-  auto* c = static_cast<ChildCtx*>(ts->pool.Allocate(sizeof(ChildCtx)));
+  ChildCtx* c = NewChild(*ts, f);
   if (c == nullptr) return Fail();
   new (c) ChildCtx;  // default-init: InitCtx and the lines below set every field read later
   const auto pc = reinterpret_cast<uintptr_t>(callsite);
@@ -721,6 +746,15 @@ void OnSyncBegin(cilkprof_frame_t* frame, const void* /*callsite*/) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
+  if (f->last_child == nullptr && f->view == &f->base && f->base.next == nullptr && !f->base.has_lchild &&
+      (f->origin == nullptr || f->origin == ts)) {
+    // No child since the last sync (a scope's implicit sync after an explicit one,
+    // a scope without spawns): nothing to join, no wait, the strand goes on here.
+    RelaxedAdd(ts->syncs, 1);
+    f->trivial_sync = true;
+    ts->adjacent = nullptr;
+    return;
+  }
   const uint64_t now = Now(*ts);
   ChargeStrand(*ts, f, now);
   RelaxedAdd(ts->syncs, 1);
@@ -734,6 +768,10 @@ void OnSyncBegin(cilkprof_frame_t* frame, const void* /*callsite*/) {
 void OnSyncEnd(cilkprof_frame_t* frame) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
+  if (f->trivial_sync) {
+    f->trivial_sync = false;
+    return;
+  }
   ThreadState* ts = State();
   // No wait at the sync (the usual case): the sync_begin reading starts the strand.
   const uint64_t now = ts->adjacent == f && ts->adjacent_kind == kAdjacentSyncBegin && f->synced_on == ts

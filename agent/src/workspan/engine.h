@@ -12,9 +12,9 @@
 //  - The hooks (Hooks()) follow cilkprof/runtime_abi.h; they keep their state in the
 //    frame's tool_data[0] and in initial-exec thread-local state; they never call
 //    malloc, never take a lock the program could hold and never block (the only
-//    locks are the tool's own: a per-frame spin lock around the merge of a stolen
-//    continuation's state, a pool depot spin lock once per 64 blocks, and a global
-//    spin lock when a top-level computation ends).
+//    locks are the tool's own, off the spawn path: a pool depot spin lock once per
+//    64 blocks, a global spin lock when a top-level computation ends or a region
+//    name is first seen).
 //  - Memory: per live Cilk frame and per live spawned child one record, plus span
 //    profiles bounded by the number of call sites; never per spawn.
 //  - Snapshot() may run at any time on any thread; totals of computations still

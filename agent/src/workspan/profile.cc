@@ -138,7 +138,7 @@ void Profile::Swap(Profile& other) {
 }
 
 void Profile::Clear(Pool& pool) {
-  pool.Free(data_);
+  if (data_ != nullptr) pool.Free(data_);
   data_ = nullptr;
   size_ = 0;
   capacity_ = 0;
