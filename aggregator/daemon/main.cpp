@@ -26,15 +26,16 @@ int main(int argc, char** argv) {
     std::cerr << "cilkprofd: " << valid.message() << "\n";
     return 2;
   }
-  daemon::InstallDaemonLogger(options.log_level);
-
-  // Block the shutdown signals in every thread (the aggregator's threads inherit the
-  // mask) and take them synchronously below: no work in a signal handler.
+  // Block the shutdown signals in every thread and take them synchronously below: no
+  // work in a signal handler. The log's and the aggregator's threads inherit this mask,
+  // so they are created after it: a thread that left SIGTERM unblocked would receive
+  // it while main is not yet in sigwait, and its default action would kill the daemon.
   sigset_t shutdown_signals;
   sigemptyset(&shutdown_signals);
   sigaddset(&shutdown_signals, SIGINT);
   sigaddset(&shutdown_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &shutdown_signals, nullptr);
+  daemon::InstallDaemonLogger(options.log_level);
 
   aggregator::AggregatorOptions aggregator_options;
   aggregator_options.unix_socket_path = options.socket_path;
