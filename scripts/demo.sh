@@ -12,4 +12,4 @@ bin=build/default/bin
 profile=build/demo-fib.cilkprof
 rm -f "$profile"
 "$bin/cilkprof-run" -o "$profile" -- "$bin/fib"
-"$bin/cilkprof" view top-down --depth 12 --threshold 2 "$profile"
+"$bin/cilkprof" view top-down --focus fib --depth 8 --threshold 5 "$profile"

@@ -102,6 +102,16 @@ TEST(Focus, AcceptsANameWithoutParameters) {
   EXPECT_EQ(focused->nodes[0].name, "f(int)");
 }
 
+TEST(Focus, AcceptsANameWithoutQualifiers) {
+  ViewTree tree = BuildTopDown(testing::RecursiveProfile(2));
+  for (ViewNode& node : tree.nodes) {
+    if (node.name == "f(int)") node.name = "(anonymous namespace)::f(int)";
+  }
+  auto focused = FocusOn(tree, "f");
+  ASSERT_TRUE(focused.ok()) << focused.status().message();
+  EXPECT_EQ(focused->nodes[0].name, "(anonymous namespace)::f(int)");
+}
+
 TEST(Focus, ErrorsNameTheProblem) {
   auto missing = FocusOn(BuildTopDown(testing::SmallProfile()), "nosuch");
   ASSERT_FALSE(missing.ok());
@@ -156,6 +166,13 @@ TEST(WithoutParameters, StripsParametersAndQualifiers) {
   EXPECT_EQ(WithoutParameters("g(void (*)(int))"), "g");
   EXPECT_EQ(WithoutParameters("main"), "main");
   EXPECT_EQ(WithoutParameters("(anonymous namespace)::h()"), "(anonymous namespace)::h");
+}
+
+TEST(UnqualifiedName, StripsQualifiersOutsideTemplateArguments) {
+  EXPECT_EQ(UnqualifiedName("ns::C<a::b>::f(int) const"), "f");
+  EXPECT_EQ(UnqualifiedName("(anonymous namespace)::fib(int)"), "fib");
+  EXPECT_EQ(UnqualifiedName("cilk::scope::spawn<ns::g(int)::<lambda()> >"), "spawn<ns::g(int)::<lambda()> >");
+  EXPECT_EQ(UnqualifiedName("main"), "main");
 }
 
 }  // namespace

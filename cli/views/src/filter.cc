@@ -92,6 +92,20 @@ std::string WithoutParameters(const std::string& function) {
   return function;
 }
 
+std::string UnqualifiedName(const std::string& function) {
+  const std::string name = WithoutParameters(function);
+  // The last "::" outside template arguments and parentheses separates the
+  // qualifiers: "ns::C<a::b>::f" -> "f", "(anonymous namespace)::fib" -> "fib".
+  int depth = 0;
+  for (size_t i = name.size(); i-- > 1;) {
+    const char c = name[i];
+    if (c == '>' || c == ')') ++depth;
+    if ((c == '<' || c == '(') && depth > 0) --depth;
+    if (depth == 0 && c == ':' && name[i - 1] == ':') return name.substr(i + 1);
+  }
+  return name;
+}
+
 Result<size_t> ResolveMetric(const ViewTree& tree, const std::string& name) {
   if (tree.metrics.empty()) {
     return Status::Error("the profile has no metrics: it holds no samples to show");
@@ -109,9 +123,14 @@ Result<size_t> ResolveMetric(const ViewTree& tree, const std::string& name) {
 Result<ViewTree> FocusOn(const ViewTree& tree, const std::string& function) {
   std::vector<uint32_t> matches = OutermostMatches(
       tree, [&](const ViewNode& n) { return IsFunctionRow(n) && n.name == function; });
-  if (matches.empty()) {
+  // Shorter spellings, most specific first: without the parameter list ("ns::f" for
+  // "ns::f(int)"), then without the qualifiers too ("fib" for
+  // "(anonymous namespace)::fib(int)"). A short name standing for several functions
+  // is an error that lists them.
+  for (auto shorten : {&WithoutParameters, &UnqualifiedName}) {
+    if (!matches.empty()) break;
     matches = OutermostMatches(tree, [&](const ViewNode& n) {
-      return IsFunctionRow(n) && WithoutParameters(n.name) == function;
+      return IsFunctionRow(n) && shorten(n.name) == function;
     });
     std::set<std::string> distinct;
     for (uint32_t m : matches) distinct.insert(tree.nodes[m].name);

@@ -29,7 +29,8 @@ Result<size_t> ResolveMetric(const ViewTree& tree, const std::string& name);
 
 // A tree rooted at `function`, merging every context of it (only the outermost one
 // under recursion, so nothing is counted twice). `function` is a full demangled name
-// or a name without its parameter list ("fib" for "fib(int)"). Errors when no row has
+// or a name without its parameter list ("fib" for "fib(int)"), or without its
+// qualifiers either ("fib" for "(anonymous namespace)::fib(int)"). Errors when no row has
 // that name, or when a short name stands for several functions (the message lists
 // them so the user can pick one).
 Result<ViewTree> FocusOn(const ViewTree& tree, const std::string& function);
@@ -41,5 +42,9 @@ ViewTree Prune(const ViewTree& tree, const ViewOptions& options);
 // The function name without its parameter list and trailing qualifiers:
 // "ns::f<int>(int, char) const" -> "ns::f<int>".
 std::string WithoutParameters(const std::string& function);
+
+// The name without parameters and without namespace or class qualifiers:
+// "ns::C<a::b>::f(int) const" -> "f".
+std::string UnqualifiedName(const std::string& function);
 
 }  // namespace cilkprof::views
