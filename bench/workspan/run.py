@@ -40,7 +40,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5, help="runs per mode and example (default 5)")
     ap.add_argument("--workers", type=int, default=2, help="CILK_NWORKERS for both modes (default 2)")
     ap.add_argument("examples", nargs="*", help="example names, optionally name:arg,arg (default: all)")
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()
     bindir = os.path.join(a.build_dir, "bin")
     run = os.path.join(bindir, "cilkprof-run")
     if not os.access(run, os.X_OK):
