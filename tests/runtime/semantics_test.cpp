@@ -205,6 +205,17 @@ TEST(CilkSemantics, DeepSpawnNesting) {
   EXPECT_EQ(cilk::run([depth] { return SpawnChain(depth); }), depth);
 }
 
+// A spawn chain deeper than the stack pool keeps (per worker 64, shared 64 x workers
+// + 64): releasing it unmaps stacks whose loops were suspended with frames on them,
+// and the next chain maps stacks again, typically at the same addresses. Each round
+// must run on clean stacks (under ASan: no redzones left over from those frames).
+TEST(CilkSemantics, StacksUnmappedAndMappedAgain) {
+  constexpr int kDepth = 400;  // > 64 x 2 + (64 x 2 + 64) with two workers
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(cilk::run([] { return SpawnChain(kDepth); }), kDepth) << "round " << round;
+  }
+}
+
 void CheckVisitsEachIndexOnce(long begin, long end, long grain) {
   const long n = end > begin ? end - begin : 0;
   std::vector<std::atomic<int>> visits(static_cast<std::size_t>(n));

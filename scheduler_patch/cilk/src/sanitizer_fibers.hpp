@@ -27,6 +27,7 @@
 #endif
 
 #ifdef CILK_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #ifdef CILK_TSAN
@@ -53,6 +54,20 @@ inline void FinishSwitch(SwitchState* state) {
   __sanitizer_finish_switch_fiber(state != nullptr ? state->fake_stack : nullptr, nullptr, nullptr);
 #else
   (void)state;
+#endif
+}
+
+// [lo, hi) holds no live frame: a stack just mapped, about to be unmapped, or whose
+// suspended context is discarded for a new one. ASan must forget the redzones of the
+// frames that were there: it poisons a frame's redzones at entry and clears them at
+// return, so a context that never returns leaves them poisoned, and GCC 12's libasan
+// does not clear the shadow on munmap, so a stack mapped later at the same address
+// would inherit them (reported as "unknown-crash" in the new frames).
+inline void ForgetFrames(uintptr_t lo, uintptr_t hi) {
+#ifdef CILK_ASAN
+  __asan_unpoison_memory_region(reinterpret_cast<const volatile void*>(lo), hi - lo);
+#else
+  (void)lo, (void)hi;
 #endif
 }
 

@@ -374,6 +374,8 @@ void BindRoot(ScopeState* scope) {
     worker->sched_fiber = rt.stacks.Allocate(nullptr);
     worker->sched_stack = &worker->sched_fiber->stack;
     const Stack& s = worker->sched_fiber->stack;
+    // A pooled fiber may hold its loop's suspended frames: the new context replaces them.
+    sanitizer::ForgetFrames(s.segment.stack_lo, s.segment.stack_hi);
     worker->sched_fctx = bctx::make_fcontext(reinterpret_cast<void*>(s.segment.stack_hi),
                                              s.segment.stack_hi - s.segment.stack_lo, &SchedulerFiberMain);
   }

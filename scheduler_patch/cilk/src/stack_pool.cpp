@@ -47,6 +47,7 @@ Fiber* StackPool::Map() {
     Fatal("cilk: cannot protect a fiber stack's guard page (mprotect failed).\n");
   }
   char* const top = static_cast<char*>(base) + map_size_;
+  sanitizer::ForgetFrames(reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(top));
   char* const descriptor = top - DescriptorBytes();
   Fiber* fiber = ::new (descriptor) Fiber();
   fiber->map_base = base;
@@ -70,6 +71,8 @@ void StackPool::Unmap(Fiber* fiber) {
   void* base = fiber->map_base;
   const std::size_t size = fiber->map_size;
   fiber->~Fiber();
+  // Its loop is suspended with frames on the stack (see ForgetFrames).
+  sanitizer::ForgetFrames(reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base) + size);
   munmap(base, size);
 }
 
