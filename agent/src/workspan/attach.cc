@@ -76,6 +76,7 @@ void SendAtExit() {
 }
 
 void AfterForkInChild() {
+  UnlockAfterFork();
   if (g_reporter != nullptr) g_reporter->ForgetSent(TakeSnapshot());
 }
 
@@ -154,7 +155,7 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   g_reporter = &reporter;
   SetTopLevelEndCallback(&OnTopLevelEnd);
   atexit(&SendAtExit);
-  pthread_atfork(nullptr, nullptr, &AfterForkInChild);
+  pthread_atfork(&LockForFork, &UnlockAfterFork, &AfterForkInChild);
   return Hooks();
 }
 

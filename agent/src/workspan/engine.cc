@@ -973,6 +973,18 @@ Snapshot TakeSnapshot() {
   return s;
 }
 
+void LockForFork() {
+  g_regions.lock.lock();
+  g_program.lock.lock();
+  LockPoolDepotsForFork();
+}
+
+void UnlockAfterFork() {
+  UnlockPoolDepotsAfterFork();
+  g_program.lock.unlock();
+  g_regions.lock.unlock();
+}
+
 void ResetForTesting() {
   if (g_slots != nullptr) std::memset(static_cast<void*>(g_slots), 0, sizeof(Slot) * kSlots);
   if (g_sites != nullptr) std::memset(static_cast<void*>(g_sites), 0, sizeof(SiteInfo) * kMaxSites);

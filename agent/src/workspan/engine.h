@@ -93,6 +93,11 @@ bool EngineFailed();
 // after its totals joined the whole-program figures. Set before the first hook.
 void SetTopLevelEndCallback(void (*callback)());
 
+// fork(): the prepare handler holds the engine's global locks across the fork, so a
+// child never inherits one held by a thread that does not exist there.
+void LockForFork();
+void UnlockAfterFork();
+
 // Tests only, with no computation running: forget everything measured so far.
 void ResetForTesting();
 

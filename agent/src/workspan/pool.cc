@@ -53,6 +53,14 @@ void* MapBytes(size_t bytes) {
 
 uint64_t TotalPoolBytes() { return g_total_mapped.load(std::memory_order_relaxed); }
 
+void LockPoolDepotsForFork() {
+  for (Depot& d : g_depot) Lock(d);
+}
+
+void UnlockPoolDepotsAfterFork() {
+  for (Depot& d : g_depot) Unlock(d);
+}
+
 void* Pool::Allocate(size_t bytes) {
   if (bytes > kMaxPayload) return nullptr;
   const int c = ClassFor(bytes);

@@ -51,4 +51,8 @@ class Pool {
 // All bytes ever mapped by all pools (tests).
 uint64_t TotalPoolBytes();
 
+// fork(): hold every depot lock across the fork (see engine.h LockForFork).
+void LockPoolDepotsForFork();
+void UnlockPoolDepotsAfterFork();
+
 }  // namespace cilkprof::agent::workspan
