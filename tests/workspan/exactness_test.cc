@@ -175,6 +175,30 @@ TEST(WorkSpanExactness, FibRecursionCountsTopMostInvocationsOnce) {
   EXPECT_TRUE(saw_root);
 }
 
+// A region opened by serial code around a whole computation (cilk::run in main)
+// covers all of it: every what-if span of that region is the span divided by the
+// factor, and regions never change the work.
+TEST(WorkSpanExactness, RegionAroundAWholeComputation) {
+  Measure(0);
+  {
+    cilkprof::region whole("whole");
+    workspan_test::RunOnRuntime(workspan_test::FibProgram(12));
+  }
+  const ws::Snapshot s = ws::TakeSnapshot();
+  ASSERT_EQ(s.program.regions.size(), 1u);
+  ASSERT_GT(s.program.span, 0u);
+  for (int f = 0; f < ws::kFactorCount; ++f) {
+    const double expected = static_cast<double>(s.program.span) / ws::kWhatIfFactors[f];
+    EXPECT_EQ(s.program.whatif_span[f], expected) << "all regions, factor " << ws::kWhatIfFactors[f];
+    EXPECT_EQ(s.program.whatif_span[ws::kFactorCount + f], expected) << "region 'whole' alone";
+  }
+  // After the region ends, a computation is outside it again.
+  Measure(0);
+  workspan_test::RunOnRuntime(workspan_test::FibProgram(8));
+  const ws::Snapshot after = ws::TakeSnapshot();
+  EXPECT_EQ(after.program.whatif_span[0], static_cast<double>(after.program.span));
+}
+
 // Memory grows with call sites times depth, never with the number of spawns: a scope
 // spawning many children in a loop (every continuation stolen under forced steals).
 TEST(WorkSpanExactness, MemoryDoesNotGrowWithSpawns) {

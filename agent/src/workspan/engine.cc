@@ -163,6 +163,11 @@ struct ThreadState {
   const void* adjacent = nullptr;
   uint64_t adjacent_now = 0;
   uint64_t adjacent_kind = 0;  // kAdjacentChildEnd, kAdjacentSyncBegin, kAdjacentSyncEnd
+  // Regions opened by serial code outside any computation (e.g. around a cilk::run
+  // in main): the next top-level frame entered on this thread inherits them.
+  int8_t outer_region = -1;
+  bool outer_owned = false;
+  uint32_t outer_depth = 0, outer_owner_depth = 0;
   // The counter clock: units charged on this thread. Atomic (relaxed) because the
   // thread ending a top-level computation's sync may read the entering thread's.
   std::atomic<uint64_t> counter{0};
@@ -644,6 +649,7 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   const uint32_t site =
       LookupSite(*ts, static_cast<uint32_t>(SiteKind::kCall), pc, parent != nullptr ? parent->pc : 0);
   InitCtx(f, CtxKind::kFrame, site, pc, parent);
+  if (parent == nullptr) f->region = ts->outer_region;
   if (parent != nullptr && parent->kind == CtxKind::kChild && parent->site != 0) {
     // The callee of a spawn site: the first scope its children enter directly.
     std::atomic<uintptr_t>& callee = g_sites[parent->site].callee_pc;
@@ -881,39 +887,63 @@ void Charge(uint64_t units) {
   if (ts != nullptr) ts->counter.store(ts->counter.load(std::memory_order_relaxed) + units, std::memory_order_relaxed);
 }
 
+namespace {
+
+// Region nesting on one context (or on a thread's serial code): the outermost region
+// counts; the context that opened it closes it when its own nesting unwinds.
+void OpenRegion(int8_t* region, bool* owned, uint32_t* depth, uint32_t* owner_depth, int index) {
+  ++*depth;
+  if (*region < 0 && index >= 0) {
+    *region = static_cast<int8_t>(index);
+    *owned = true;
+    *owner_depth = *depth;
+  }
+}
+
+void CloseRegion(int8_t* region, bool* owned, uint32_t* depth, const uint32_t* owner_depth) {
+  if (*owned && *owner_depth == *depth) {
+    *region = -1;
+    *owned = false;
+  }
+  --*depth;
+}
+
+}  // namespace
+
 void RegionBegin(const char* name) {
   if (Off()) return;
   ThreadState* ts = State();
-  if (ts == nullptr || ts->cur == nullptr) return;
+  if (ts == nullptr) return;
+  const int index = RegionIndex(name);
+  if (index < 0) g_regions.dropped.fetch_add(1, std::memory_order_relaxed);
   Ctx* c = ts->cur;
+  if (c == nullptr) {  // serial code outside any computation
+    OpenRegion(&ts->outer_region, &ts->outer_owned, &ts->outer_depth, &ts->outer_owner_depth, index);
+    return;
+  }
   const uint64_t now = Now(*ts);
   ts->adjacent = nullptr;
   ChargeStrand(*ts, c, now);
-  const int index = RegionIndex(name);
-  if (index < 0) g_regions.dropped.fetch_add(1, std::memory_order_relaxed);
-  ++c->region_depth;
-  if (c->region < 0 && index >= 0) {
-    c->region = static_cast<int8_t>(index);
-    c->region_owned = true;
-    c->region_owner_depth = c->region_depth;
-  }
+  OpenRegion(&c->region, &c->region_owned, &c->region_depth, &c->region_owner_depth, index);
   ts->start = now;
 }
 
 void RegionEnd() {
   if (Off()) return;
   ThreadState* ts = State();
-  if (ts == nullptr || ts->cur == nullptr) return;
+  if (ts == nullptr) return;
   Ctx* c = ts->cur;
+  if (c == nullptr) {
+    if (ts->outer_depth != 0) {
+      CloseRegion(&ts->outer_region, &ts->outer_owned, &ts->outer_depth, &ts->outer_owner_depth);
+    }
+    return;
+  }
   if (c->region_depth == 0) return;  // unbalanced: its begin was on another context
   const uint64_t now = Now(*ts);
   ts->adjacent = nullptr;
   ChargeStrand(*ts, c, now);
-  if (c->region_owned && c->region_owner_depth == c->region_depth) {
-    c->region = -1;
-    c->region_owned = false;
-  }
-  --c->region_depth;
+  CloseRegion(&c->region, &c->region_owned, &c->region_depth, &c->region_owner_depth);
   ts->start = now;
 }
 
