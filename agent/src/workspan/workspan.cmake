@@ -1,8 +1,8 @@
 # The work/span instrumentation tool (issue 5; docs/WORKSPAN.md), included by
 # agent/CMakeLists.txt. The engine (no agent dependencies beyond the module table and
-# the proto writer) joins cilkprof_agent_core, so the tests can link it with the
-# runtime in-process; the agent glue (configuration, sending, exported program API)
-# joins the agent itself.
+# the proto writer) joins cilkprof_agent_core; the agent glue (configuration, sending,
+# exported program API) joins the agent itself. The in-process tests compile the
+# engine's sources again, sanitized (tests/workspan/exactness/CMakeLists.txt).
 set(CILKPROF_WORKSPAN_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 target_sources(cilkprof_agent_core PRIVATE
@@ -22,10 +22,3 @@ target_sources(cilkprof_agent PRIVATE
   ${CILKPROF_WORKSPAN_DIR}/attach.cc
   ${CILKPROF_WORKSPAN_DIR}/api.cc
 )
-
-# The engine plus the exported program API, for in-process tests: an object library,
-# so cilkprof_charge & co. are linked even though the program refers to them weakly.
-add_library(cilkprof_workspan_api_objects OBJECT ${CILKPROF_WORKSPAN_DIR}/api.cc)
-target_include_directories(cilkprof_workspan_api_objects PRIVATE
-  ${PROJECT_SOURCE_DIR}/agent/src ${PROJECT_SOURCE_DIR}/scheduler_patch/include)
-set_target_properties(cilkprof_workspan_api_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
