@@ -1,4 +1,4 @@
-// Unwind(): a loop over one physical cursor, under the fault guard.
+// Initialization of the unwinder, and Unwind(): the logical walk with no segment.
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -7,90 +7,11 @@
 
 #include "cilkprof/unwinder/cursor.h"
 #include "cilkprof/unwinder/fault_guard.h"
+#include "cilkprof/unwinder/logical.h"
 #include "cilkprof/unwinder/unwinder.h"
 #include "internal.h"
 
 namespace cilkprof::unwinder {
-namespace {
-
-// What a guarded walk leaves behind. It lives in Unwind()'s frame, outside the guarded
-// function, so that it survives the jump back from a fault.
-struct WalkState {
-  const ucontext_t* context;
-  Frame* frames;
-  uint32_t max_frames;
-  volatile uint32_t depth;
-  volatile bool partial;
-  volatile bool truncated;
-};
-
-void Record(WalkState* state, uintptr_t pc) {
-  const uint32_t depth = state->depth;
-  state->frames[depth].pc = pc;
-  state->frames[depth].edge = Edge::kCall;
-  // The frame must be in memory before depth counts it, and both before the next
-  // (possibly faulting) read of the stack.
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  state->depth = depth + 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-}
-
-// Records the cursor's frame and its callers until the end, a bad frame or max_frames.
-template <class Cursor>
-void Continue(Cursor& cursor, WalkState* state) {
-  for (;;) {
-    Record(state, RecordedPc(cursor));
-    const StepResult result = cursor.Step();
-    if (result == StepResult::kEnd) return;
-    if (result == StepResult::kBadFrame) {
-      state->partial = true;
-      return;
-    }
-    if (state->depth == state->max_frames) {  // there is a caller but no room for it
-      state->truncated = true;
-      return;
-    }
-  }
-}
-
-void GuardedDwarfWalk(void* arg) {
-  auto* state = static_cast<WalkState*>(arg);
-  DwarfCursor cursor;
-  if (!cursor.InitFromContext(state->context)) {
-    state->partial = true;
-    return;
-  }
-  Continue(cursor, state);
-}
-
-struct FramePointerWalk {
-  FramePointerCursor cursor;
-  WalkState* state;
-};
-
-void GuardedLeafProbe(void* arg) { static_cast<FramePointerWalk*>(arg)->cursor.ProbeFramelessLeaf(); }
-
-void GuardedFramePointerWalk(void* arg) {
-  auto* walk = static_cast<FramePointerWalk*>(arg);
-  Continue(walk->cursor, walk->state);
-}
-
-GuardOutcome WalkFramePointers(WalkState* state) {
-  FramePointerWalk walk;
-  walk.state = state;
-  // Reads only the ucontext itself, which the kernel wrote: cannot fault.
-  if (!walk.cursor.InitFromContext(state->context)) {
-    state->partial = true;
-    return GuardOutcome::kCompleted;
-  }
-  // Separately guarded: a fault while probing [sp] only means "no frameless leaf".
-  const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
-  if (probe == GuardOutcome::kReentered) return probe;
-  return RunGuarded(GuardedFramePointerWalk, &walk);
-}
-
-}  // namespace
-
 namespace {
 
 // Runs libunwind over the calling thread's own stack once, outside any signal handler,
@@ -162,19 +83,17 @@ void PrepareThread() {
   RunGuarded(WarmUpLibunwind, nullptr);
 }
 
+// The physical walk is the logical one with no segment and nothing elided: one walk
+// (loop checks, fault guard, frameless-leaf probe) serves both.
 UnwindResult Unwind(Mode mode, const ucontext_t* context, Frame* frames, uint32_t max_frames) {
+  LogicalRequest request;
+  request.mode = mode;
+  request.context = context;
+  const LogicalResult logical = UnwindLogical(request, frames, max_frames);
   UnwindResult result;
-  if (context == nullptr || frames == nullptr || max_frames == 0) {
-    result.partial = context == nullptr;
-    result.truncated = context != nullptr;
-    return result;
-  }
-  WalkState state{context, frames, max_frames, 0, false, false};
-  const GuardOutcome outcome = mode == Mode::kFramePointer ? WalkFramePointers(&state)
-                                                           : RunGuarded(GuardedDwarfWalk, &state);
-  result.depth = state.depth;
-  result.partial = state.partial || outcome != GuardOutcome::kCompleted;
-  result.truncated = state.truncated;
+  result.depth = logical.depth;
+  result.partial = logical.partial;
+  result.truncated = logical.truncated;
   return result;
 }
 
