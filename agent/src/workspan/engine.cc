@@ -216,7 +216,7 @@ inline uint64_t Now(const ThreadState& ts) {
   return MonotonicNs();
 }
 
-uint32_t LookupSite(ThreadState& ts, uint32_t kind, uintptr_t pc, uintptr_t parent) {
+[[gnu::always_inline]] inline uint32_t LookupSite(ThreadState& ts, uint32_t kind, uintptr_t pc, uintptr_t parent) {
   const uint32_t generation = g_cache_generation.load(std::memory_order_relaxed);
   if (ts.cache_generation != generation) {
     std::memset(static_cast<void*>(ts.cache), 0, sizeof ts.cache);
@@ -235,7 +235,7 @@ inline void RelaxedAdd(std::atomic<uint64_t>& a, uint64_t v) {
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
-void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span, uint64_t burdened_span,
+[[gnu::always_inline]] inline void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span, uint64_t burdened_span,
                   bool topmost) {
   OnWork* page = ts.pages[site / kPageSites].load(std::memory_order_relaxed);
   if (page == nullptr) {
@@ -300,7 +300,7 @@ inline double LchildVariant(const Accum& a, int v) {
   return a.has_lchild ? static_cast<double>(a.lchild_span) : 0.0;
 }
 
-void ReleaseAccumMemory(ThreadState& ts, Accum& a) {
+inline void ReleaseAccumMemory(ThreadState& ts, Accum& a) {
   a.contin_prof.Clear(ts.pool);
   a.lchild_prof.Clear(ts.pool);
   ts.pool.Free(a.whatif);
@@ -308,18 +308,19 @@ void ReleaseAccumMemory(ThreadState& ts, Accum& a) {
 }
 
 // A strand of `t` ticks in region `region` (-1: none) appended to a's continuation.
-void AddStrand(ThreadState& ts, Accum& a, uint64_t t, int region) {
-  if (region >= 0 || a.whatif != nullptr) {
-    WhatIf* w = EnsureWhatIf(ts, a);
-    if (w != nullptr) {
-      const double whole = static_cast<double>(t);
-      for (int f = 0; f < kFactorCount; ++f) {
-        const double scaled = whole / kWhatIfFactors[f];
-        w->contin[f] += region >= 0 ? scaled : whole;
-        for (int r = 0; r < kMaxRegions; ++r) w->contin[(1 + r) * kFactorCount + f] += r == region ? scaled : whole;
-      }
-    }
+[[gnu::noinline]] void AddStrandWhatIf(ThreadState& ts, Accum& a, uint64_t t, int region) {
+  WhatIf* w = EnsureWhatIf(ts, a);
+  if (w == nullptr) return;
+  const double whole = static_cast<double>(t);
+  for (int f = 0; f < kFactorCount; ++f) {
+    const double scaled = whole / kWhatIfFactors[f];
+    w->contin[f] += region >= 0 ? scaled : whole;
+    for (int r = 0; r < kMaxRegions; ++r) w->contin[(1 + r) * kFactorCount + f] += r == region ? scaled : whole;
   }
+}
+
+inline void AddStrand(ThreadState& ts, Accum& a, uint64_t t, int region) {
+  if (__builtin_expect(region >= 0 || a.whatif != nullptr, 0)) AddStrandWhatIf(ts, a, t, region);
   a.work += t;
   a.contin_span += t;
   a.contin_bspan += t;
@@ -327,7 +328,7 @@ void AddStrand(ThreadState& ts, Accum& a, uint64_t t, int region) {
 
 // A called invocation's final state (synced: no lchild) appended in series; consumes
 // `callee`'s memory.
-void FoldCall(ThreadState& ts, Accum& into, Accum& callee) {
+[[gnu::always_inline]] inline void FoldCall(ThreadState& ts, Accum& into, Accum& callee) {
   if (callee.whatif != nullptr || into.whatif != nullptr) {
     WhatIf* w = EnsureWhatIf(ts, into);
     if (w != nullptr) {
@@ -345,7 +346,7 @@ void FoldCall(ThreadState& ts, Accum& into, Accum& callee) {
 // it: the path through the child competes with the view's longest child path.
 // The continuation burden was added to `view` at the spawn, so the view's burdened
 // continuation already includes the child path's burden too.
-void FoldChild(ThreadState& ts, Accum& view, Accum& child) {
+[[gnu::always_inline]] inline void FoldChild(ThreadState& ts, Accum& view, Accum& child) {
   if (child.whatif != nullptr || view.whatif != nullptr) {
     WhatIf* w = EnsureWhatIf(ts, view);
     if (w != nullptr) {
@@ -467,19 +468,22 @@ struct FrameCtx : Ctx {
   // The record of one child, reused spawn after spawn while each child is folded
   // before the next spawn (no steal): saves a pool block per spawn.
   bool embedded_busy;
-  ChildCtx embedded;
+  // Raw storage: constructed by OnSpawn when used, so entering a scope does not
+  // initialize a child record it may never need.
+  alignas(ChildCtx) unsigned char embedded_storage[sizeof(ChildCtx)];
+  ChildCtx* embedded() { return reinterpret_cast<ChildCtx*>(embedded_storage); }
 };
 
 ChildCtx* NewChild(ThreadState& ts, FrameCtx* f) {
   if (!f->embedded_busy) {
     f->embedded_busy = true;
-    return &f->embedded;
+    return f->embedded();
   }
   return static_cast<ChildCtx*>(ts.pool.Allocate(sizeof(ChildCtx)));
 }
 
 void FreeChild(ThreadState& ts, ChildCtx* c) {
-  if (c == &c->frame->embedded) {
+  if (c == c->frame->embedded()) {
     c->frame->embedded_busy = false;
   } else {
     ts.pool.Free(c);
@@ -490,7 +494,7 @@ inline Accum& CurrentAccum(Ctx* c) {
   return c->kind == CtxKind::kFrame ? *static_cast<FrameCtx*>(c)->view : static_cast<ChildCtx*>(c)->acc;
 }
 
-void InitCtx(Ctx* c, CtxKind kind, uint32_t site, uintptr_t pc, Ctx* parent) {
+[[gnu::always_inline]] inline void InitCtx(Ctx* c, CtxKind kind, uint32_t site, uintptr_t pc, Ctx* parent) {
   c->kind = kind;
   c->site = site;
   c->pc = pc;
@@ -525,7 +529,7 @@ void InitCtx(Ctx* c, CtxKind kind, uint32_t site, uintptr_t pc, Ctx* parent) {
 
 // The invocation of `c` has ended with `a` (synced): on-work record, and its own entry
 // in its span profile when it is the top-most invocation of its site.
-void FinishInvocation(ThreadState& ts, const Ctx* c, Accum& a) {
+[[gnu::always_inline]] inline void FinishInvocation(ThreadState& ts, const Ctx* c, Accum& a) {
   if (c->site == 0) {
     g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
     return;

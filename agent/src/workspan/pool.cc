@@ -7,11 +7,7 @@
 namespace cilkprof::agent::workspan {
 namespace {
 
-// Every block starts with this header; the payload follows at +16.
-struct alignas(16) Header {
-  uint32_t size_class;
-  uint32_t magic;
-};
+using Header = Pool::Header;
 constexpr uint32_t kMagic = 0xC11C5A5Du;
 constexpr size_t kChunkBytes = size_t{1} << 20;
 
@@ -32,16 +28,6 @@ void Lock(Depot& d) {
 }
 void Unlock(Depot& d) { d.lock.clear(std::memory_order_release); }
 
-int ClassFor(size_t bytes) {
-  int c = 0;
-  size_t size = 32;
-  while (size < bytes) {
-    size <<= 1;
-    ++c;
-  }
-  return c;
-}
-
 void* MapBytes(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
@@ -59,18 +45,6 @@ void LockPoolDepotsForFork() {
 
 void UnlockPoolDepotsAfterFork() {
   for (Depot& d : g_depot) Unlock(d);
-}
-
-void* Pool::Allocate(size_t bytes) {
-  if (bytes > kMaxPayload) return nullptr;
-  const int c = ClassFor(bytes);
-  FreeBlock* b = free_[c];
-  if (b != nullptr) {
-    free_[c] = b->next;
-    --cached_[c];
-    return b;
-  }
-  return Refill(c);
 }
 
 void* Pool::Refill(int c) {
@@ -104,15 +78,7 @@ void* Pool::Refill(int c) {
   return h + 1;
 }
 
-void Pool::Free(void* block) {
-  if (block == nullptr) return;
-  const Header* h = static_cast<const Header*>(block) - 1;
-  const int c = static_cast<int>(h->size_class);
-  FreeBlock* b = static_cast<FreeBlock*>(block);
-  b->next = free_[c];
-  free_[c] = b;
-  if (++cached_[c] < kMaxCached) return;
-  // Hand kBatch blocks to the depot.
+void Pool::SpillBatch(int c) {
   FreeBlock* first = free_[c];
   FreeBlock* last = first;
   for (uint32_t i = 1; i < kBatch; ++i) last = last->next;

@@ -26,11 +26,32 @@ class Pool {
   static constexpr uint32_t kBatch = 64;
   static constexpr uint32_t kMaxCached = 2 * kBatch;
 
+  // Every block starts with this header; the payload follows at +16.
+  struct alignas(16) Header {
+    uint32_t size_class;
+    uint32_t magic;
+  };
+
   // At least `bytes` (<= kMaxPayload) of 16-byte aligned memory, or nullptr if the
-  // system refused memory.
-  void* Allocate(size_t bytes);
+  // system refused memory. Inline: the hooks allocate on every spawn and scope.
+  void* Allocate(size_t bytes) {
+    if (bytes > kMaxPayload) return nullptr;
+    const int c = ClassFor(bytes);
+    FreeBlock* b = free_[c];
+    if (b == nullptr) return Refill(c);
+    free_[c] = b->next;
+    --cached_[c];
+    return b;
+  }
   // Any block from any pool; the block joins this pool.
-  void Free(void* block);
+  void Free(void* block) {
+    if (block == nullptr) return;
+    const int c = static_cast<int>(static_cast<const Header*>(block)[-1].size_class);
+    auto* b = static_cast<FreeBlock*>(block);
+    b->next = free_[c];
+    free_[c] = b;
+    if (++cached_[c] >= kMaxCached) SpillBatch(c);
+  }
 
   // Bytes this pool has mapped (for tests of the memory bound).
   uint64_t mapped_bytes() const { return mapped_bytes_; }
@@ -39,7 +60,11 @@ class Pool {
   struct FreeBlock {
     FreeBlock* next;
   };
-  void* Refill(int size_class);
+  static int ClassFor(size_t bytes) {
+    return bytes <= 32 ? 0 : 64 - __builtin_clzll(static_cast<unsigned long long>(bytes - 1)) - 5;
+  }
+  void* Refill(int size_class);        // from the depot, else a new block
+  void SpillBatch(int size_class);     // hands kBatch cached blocks to the depot
 
   FreeBlock* free_[kClasses] = {};
   uint32_t cached_[kClasses] = {};

@@ -39,8 +39,7 @@ bool Profile::Add(Pool& pool, uint32_t site, uint64_t work, uint64_t span) {
   return true;
 }
 
-bool Profile::Absorb(Pool& pool, Profile& other) {
-  if (other.size_ == 0) return true;
+bool Profile::AbsorbNonEmpty(Pool& pool, Profile& other) {
   if (size_ == 0) {
     Swap(other);
     other.Clear(pool);
@@ -116,32 +115,11 @@ bool Profile::Absorb(Pool& pool, Profile& other) {
   return true;
 }
 
-bool Profile::CopyFrom(Pool& pool, const Profile& other) {
-  size_ = 0;
-  if (other.size_ == 0) return true;
+bool Profile::CopyNonEmpty(Pool& pool, const Profile& other) {
   if (!Reserve(pool, other.size_)) return false;
   std::memcpy(data_, other.data_, sizeof(ProfileEntry) * other.size_);
   size_ = other.size_;
   return true;
-}
-
-void Profile::Swap(Profile& other) {
-  ProfileEntry* d = data_;
-  data_ = other.data_;
-  other.data_ = d;
-  uint32_t s = size_;
-  size_ = other.size_;
-  other.size_ = s;
-  uint32_t c = capacity_;
-  capacity_ = other.capacity_;
-  other.capacity_ = c;
-}
-
-void Profile::Clear(Pool& pool) {
-  if (data_ != nullptr) pool.Free(data_);
-  data_ = nullptr;
-  size_ = 0;
-  capacity_ = 0;
 }
 
 }  // namespace cilkprof::agent::workspan

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "workspan/pool.h"
 
@@ -35,16 +36,33 @@ class Profile {
   // entry[site] += (work, span). Returns false if memory ran out (the entry is lost).
   bool Add(Pool& pool, uint32_t site, uint64_t work, uint64_t span);
   // *this += other, leaving `other` empty (its memory returns to `pool`).
-  bool Absorb(Pool& pool, Profile& other);
+  // (Inline fast paths: most profiles on the spawn path are empty.)
+  bool Absorb(Pool& pool, Profile& other) { return other.size_ == 0 ? true : AbsorbNonEmpty(pool, other); }
   // *this = copy of other.
-  bool CopyFrom(Pool& pool, const Profile& other);
-  void Swap(Profile& other);
+  bool CopyFrom(Pool& pool, const Profile& other) {
+    size_ = 0;
+    return other.size_ == 0 ? true : CopyNonEmpty(pool, other);
+  }
+  void Swap(Profile& other) {
+    Profile* a = this;
+    std::swap(a->data_, other.data_);
+    std::swap(a->size_, other.size_);
+    std::swap(a->capacity_, other.capacity_);
+  }
   // Empties the profile, keeping its memory for reuse.
   void Reset() { size_ = 0; }
   // Empties the profile and returns its memory to `pool`.
-  void Clear(Pool& pool);
+  void Clear(Pool& pool) {
+    if (data_ == nullptr) return;
+    pool.Free(data_);
+    data_ = nullptr;
+    size_ = 0;
+    capacity_ = 0;
+  }
 
  private:
+  bool AbsorbNonEmpty(Pool& pool, Profile& other);
+  bool CopyNonEmpty(Pool& pool, const Profile& other);
   bool Reserve(Pool& pool, uint32_t capacity);
 
   ProfileEntry* data_ = nullptr;
