@@ -48,11 +48,18 @@ Status WorkSpanJoin::Validate(const wire::WorkSpanDelta& delta) const {
     }
     const bool known = sites_.count(site.id()) != 0;
     if (!known) {
-      if (site.kind() != wire::WORKSPAN_CALL && site.kind() != wire::WORKSPAN_SPAWN) {
+      if (site.kind() != wire::WORKSPAN_CALL && site.kind() != wire::WORKSPAN_SPAWN &&
+          site.kind() != wire::WORKSPAN_STRAND) {
         return Status::Error(fmt::format("work/span call site {} first appears without a known kind", site.id()));
       }
       if (!site.has_location()) {
         return Status::Error(fmt::format("work/span call site {} first appears without its location", site.id()));
+      }
+      if (site.kind() == wire::WORKSPAN_STRAND &&
+          (site.start_point() == wire::STRAND_POINT_UNKNOWN || site.end_point() == wire::STRAND_POINT_UNKNOWN ||
+           !wire::WorkSpanStrandPoint_IsValid(site.start_point()) ||
+           !wire::WorkSpanStrandPoint_IsValid(site.end_point()))) {
+        return Status::Error(fmt::format("work/span strand {} first appears without valid start and end points", site.id()));
       }
     } else if (site.has_location() || site.has_parent()) {
       return Status::Error(fmt::format("work/span call site {} is defined a second time", site.id()));
@@ -105,6 +112,8 @@ void WorkSpanJoin::Merge(const wire::WorkSpanDelta& delta) {
     if (s.has_location()) site.location = address(s.location());
     if (s.has_parent()) site.parent = address(s.parent());
     if (s.has_callee() && !site.callee.present) site.callee = address(s.callee());
+    if (s.start_point() != wire::STRAND_POINT_UNKNOWN) site.start_point = s.start_point();
+    if (s.end_point() != wire::STRAND_POINT_UNKNOWN) site.end_point = s.end_point();
     site.count += s.count();
     site.work_on_work += s.work_on_work();
     site.span_on_work += s.span_on_work();
@@ -213,6 +222,8 @@ void WorkSpanJoin::Build(SymbolSource& symbols, profile::Profile* out) const {
     c->set_work_on_span(site.work_on_span);
     c->set_span_on_span(site.span_on_span);
     c->set_burdened_span_on_work(site.burdened_span_on_work);
+    c->set_start_point(static_cast<wire::WorkSpanStrandPoint>(site.start_point));
+    c->set_end_point(static_cast<wire::WorkSpanStrandPoint>(site.end_point));
   }
 }
 

@@ -38,6 +38,10 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
   app.add_flag("--no-follow-fork", args.no_follow_fork, "Do not profile children the program forks");
   app.add_flag("--no-workspan", args.no_workspan,
                "Do not measure work and span (on by default for programs on the Cilk runtime)");
+  auto* strands = app.add_flag("--strands", args.strands,
+                               "Also measure work and span per strand (see `cilkprof view strands`; costs a table "
+                               "lookup at every strand boundary)");
+  strands->excludes(app.get_option("--no-workspan"));
   app.add_flag("-q,--quiet", args.quiet, "Print no summary (errors are still printed)");
   app.add_option("command", args.command, "PROGRAM [ARGS...] (put them after --)")->required();
   app.footer(kRunFooter);
@@ -107,11 +111,12 @@ int Dispatch(int argc, char** argv, Entry entry) {
     freq_option = run->get_option("--freq");
 
     view = app.add_subcommand("view", "Show a profile: top-down (calling contexts), bottom-up (callers), flat");
-    view->add_option("view", view_args.kind, "top-down, bottom-up, flat or callsites")
+    view->add_option("view", view_args.kind, "top-down, bottom-up, flat, callsites or strands")
         ->required()
-        ->check(CLI::IsMember({"top-down", "bottom-up", "flat", "callsites"}));
+        ->check(CLI::IsMember({"top-down", "bottom-up", "flat", "callsites", "strands"}));
     view->add_option("--sort", view_args.sort,
-                     "callsites: sort by COLUMN (work_on_work, span_on_span, parallelism, count, caller, ...)");
+                     "callsites: sort by COLUMN (work_on_work, span_on_span, parallelism, count, caller, ...); "
+                     "strands: work, span, count, function, start, end");
     view->add_option("profile", view_args.profile, "Profile file (.cilkprof)")->required();
     depth_option = view->add_option("--depth", depth, "Show N levels below the root");
     view->add_option("--threshold", view_args.threshold_percent,

@@ -93,7 +93,7 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
     }
     if (name == "CILKPROF_SOCKET" || name == "CILKPROF_CLOCK" || name == "CILKPROF_PERIOD_NS" ||
         name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET") ||
-        (args.no_workspan && name == "CILKPROF_WORKSPAN")) {
+        (args.no_workspan && name == "CILKPROF_WORKSPAN") || (args.strands && name == "CILKPROF_WS_STRANDS")) {
       continue;  // ours below win over inherited settings
     }
     env.push_back(entry);
@@ -106,6 +106,7 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   env.push_back(std::string("CILKPROF_FOLLOW_FORK=") + (args.no_follow_fork ? "0" : "1"));
   if (args.quiet) env.push_back("CILKPROF_QUIET=1");
   if (args.no_workspan) env.push_back("CILKPROF_WORKSPAN=0");
+  if (args.strands) env.push_back("CILKPROF_WS_STRANDS=1");
   return env;
 }
 

@@ -13,6 +13,7 @@ namespace cilkprof::cli {
 
 int RunView(const ViewArgs& args) {
   if (args.kind == "callsites") return RunCallSitesView(args);
+  if (args.kind == "strands") return RunStrandsView(args);
   auto profile = aggregator::ReadProfileFile(args.profile);
   if (!profile.ok()) {
     PrintError(profile.status().message());

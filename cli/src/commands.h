@@ -34,10 +34,11 @@ struct ViewArgs {
   bool hot_path = false;
   std::string metric;   // "" = default
   std::string format = "text";
-  std::string sort;     // callsites: the column to sort by ("" = work_on_work)
+  std::string sort;     // callsites, strands: the column to sort by ("" = work)
 };
 int RunView(const ViewArgs& args);
 int RunCallSitesView(const ViewArgs& args);  // `view callsites` (command_callsites.cc)
+int RunStrandsView(const ViewArgs& args);    // `view strands` (command_strands.cc)
 
 struct SummaryArgs {
   std::string profile;
@@ -74,6 +75,7 @@ struct RunArgs {
   bool no_follow_fork = false;
   bool quiet = false;
   bool no_workspan = false;  // CILKPROF_WORKSPAN=0: no work/span instrumentation
+  bool strands = false;      // CILKPROF_WS_STRANDS=1: per-strand work/span metrics too
 };
 int RunProgram(const RunArgs& args);
 

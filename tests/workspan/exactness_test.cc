@@ -46,18 +46,19 @@ const cilkprof_hooks_t kTestHooks = {
 constexpr int kRegions = 3;
 const std::vector<int> kFactors = {2, 4, 8, 16, 32};
 
-void Measure(uint64_t burden) {
+void Measure(uint64_t burden, bool strands = false) {
   ws::ResetForTesting();
   ws::EngineConfig config;
   config.clock = ws::ClockKind::kCounter;
   config.burden_ticks = burden;
+  config.strands = strands;
   ws::Configure(config);
 }
 
 std::map<SiteKey, SiteExpect> EngineSites(const ws::Snapshot& s) {
   std::map<SiteKey, SiteExpect> out;
   for (const ws::SiteTotals& t : s.sites) {
-    if (t.count == 0) continue;
+    if (t.count == 0 || t.kind == ws::SiteKind::kStrand) continue;
     SiteExpect& e = out[SiteKey{static_cast<uint32_t>(t.kind), t.pc, t.parent_pc}];
     e.count += t.count;
     e.work_on_work += t.work_on_work;
@@ -79,9 +80,11 @@ std::string Describe(const SiteKey& k, const SiteExpect& e) {
 }
 
 // Runs `program` on the runtime and compares everything with the reference.
-void ExpectExact(const Program& program, uint64_t burden, const std::string& what) {
+// With `strands`, the strand metrics are recorded too: the call-site figures must not
+// change, and the strands must partition the work and the critical path exactly.
+void ExpectExact(const Program& program, uint64_t burden, const std::string& what, bool strands = false) {
   SCOPED_TRACE(what);
-  Measure(burden);
+  Measure(burden, strands);
   workspan_test::RunOnRuntime(program);
   const ws::Snapshot s = ws::TakeSnapshot();
   ASSERT_FALSE(ws::EngineFailed());
@@ -103,6 +106,21 @@ void ExpectExact(const Program& program, uint64_t burden, const std::string& wha
     }
   }
   EXPECT_EQ(sites.size(), e.sites.size());
+  if (strands) {
+    uint64_t work = 0, span = 0, count = 0;
+    for (const ws::SiteTotals& t : s.sites) {
+      if (t.kind != ws::SiteKind::kStrand) continue;
+      count += t.count;
+      work += t.work_on_work;
+      span += t.span_on_span;
+      EXPECT_EQ(t.work_on_work, t.span_on_work);  // a strand is serial
+      EXPECT_EQ(t.work_on_span, t.span_on_span);
+      EXPECT_LE(t.span_on_span, t.work_on_work);
+    }
+    EXPECT_EQ(work, e.work) << "the strands' work adds up to the program's";
+    EXPECT_EQ(span, e.span) << "the strands on the critical path add up to the span";
+    EXPECT_GE(count, 1 + 2 * e.spawns);  // every spawn ends one strand and starts two
+  }
   // What-if: the engine numbers regions in the order it first met them.
   for (int set = 0; set <= kRegions; ++set) {
     int engine_set = 0;
@@ -140,7 +158,8 @@ TEST(WorkSpanExactness, RandomSeriesParallelPrograms) {
   uint64_t stolen = 0;
   for (int seed = 1; seed <= programs; ++seed) {
     const Program p = workspan_test::RandomProgram(static_cast<uint64_t>(seed));
-    ExpectExact(p, static_cast<uint64_t>(seed % 3 == 0 ? 0 : 5 + seed % 11), "seed " + std::to_string(seed));
+    ExpectExact(p, static_cast<uint64_t>(seed % 3 == 0 ? 0 : 5 + seed % 11), "seed " + std::to_string(seed),
+                /*strands=*/seed % 2 == 0);
     stolen += ws::TakeSnapshot().program.stolen_continuations;
     if (HasFailure()) break;  // one seed's diagnostics are enough
   }
@@ -218,4 +237,47 @@ TEST(WorkSpanExactness, MemoryDoesNotGrowWithSpawns) {
   const ws::Snapshot snapshot = ws::TakeSnapshot();
   EXPECT_EQ(snapshot.program.work, 40000u * 4);
   EXPECT_EQ(snapshot.program.spawns, 40000u);
+}
+
+// Strand metrics on a program whose strands are known: each strand's executions,
+// work and share of the critical path, exactly (any worker count, forced steals).
+namespace {
+void OneSpawn() {
+  cilk::scope s;
+  cilkprof_charge(1);                         // enter -> spawn
+  s.spawn([] { cilkprof_charge(10); });       // spawn -> child_end: on the critical path
+  cilkprof_charge(2);                         // continue -> sync: beside the child
+  s.sync();
+  cilkprof_charge(3);                         // sync_end -> exit
+}
+}  // namespace
+
+TEST(WorkSpanExactness, StrandsOfAKnownProgram) {
+  Measure(0, /*strands=*/true);
+  OneSpawn();
+  OneSpawn();
+  const ws::Snapshot s = ws::TakeSnapshot();
+  ASSERT_FALSE(ws::EngineFailed());
+  EXPECT_EQ(s.program.work, 2u * 16);
+  EXPECT_EQ(s.program.span, 2u * 14);
+  using P = ws::StrandPoint;
+  struct Want {
+    P start, end;
+    uint64_t work, span;
+  };
+  const Want want[] = {{P::kEnter, P::kSpawn, 2, 2},
+                       {P::kSpawn, P::kChildEnd, 20, 20},
+                       {P::kContinue, P::kSync, 4, 0},
+                       {P::kSyncEnd, P::kExit, 6, 6}};
+  for (const Want& w : want) {
+    int found = 0;
+    for (const ws::SiteTotals& t : s.sites) {
+      if (t.kind != ws::SiteKind::kStrand || t.start != w.start || t.end != w.end) continue;
+      ++found;
+      EXPECT_EQ(t.count, 2u) << ws::StrandPointName(w.start) << " -> " << ws::StrandPointName(w.end);
+      EXPECT_EQ(t.work_on_work, w.work) << ws::StrandPointName(w.start) << " -> " << ws::StrandPointName(w.end);
+      EXPECT_EQ(t.span_on_span, w.span) << ws::StrandPointName(w.start) << " -> " << ws::StrandPointName(w.end);
+    }
+    EXPECT_EQ(found, 1) << ws::StrandPointName(w.start) << " -> " << ws::StrandPointName(w.end);
+  }
 }

@@ -9,7 +9,8 @@
 CILKPROF_WS_EXPORT void cilkprof_charge(uint64_t units) { cilkprof::agent::workspan::Charge(units); }
 
 CILKPROF_WS_EXPORT void cilkprof_region_begin(const char* name) {
-  cilkprof::agent::workspan::RegionBegin(name);
+  cilkprof::agent::workspan::RegionBegin(name, __builtin_return_address(0));
 }
 
-CILKPROF_WS_EXPORT void cilkprof_region_end(void) { cilkprof::agent::workspan::RegionEnd(); }
+CILKPROF_WS_EXPORT void cilkprof_region_end(void) { cilkprof::agent::workspan::RegionEnd(__builtin_return_address(0));
+}

@@ -136,6 +136,13 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
       burden = v;
     }
   }
+  if (const char* strands = Env("CILKPROF_WS_STRANDS")) {
+    if (std::strcmp(strands, "1") == 0) {
+      config.strands = true;
+    } else if (std::strcmp(strands, "0") != 0) {
+      LogLine(std::string("CILKPROF_WS_STRANDS='") + strands + "' is invalid: expected 1 or 0; using 0");
+    }
+  }
   // The burden is in cycles for the TSC (TSC ticks are reference cycles) and in the
   // clock's own unit otherwise.
   config.burden_ticks = burden;

@@ -74,6 +74,9 @@ uint64_t MonotonicNs() {
 // id. Id 0 means "not tracked" (the table is full).
 
 constexpr uint32_t kMaxSites = 1u << 16;
+// Interned kinds: SiteKind::kCall, kSpawn, and for strands kStrandKindBase +
+// start point * kStrandPoints + end point.
+constexpr uint32_t kStrandKindBase = 2;
 constexpr uint32_t kSlots = 1u << 17;
 constexpr uint64_t kClaimed = 1;
 
@@ -157,6 +160,9 @@ enum : uint64_t { kAdjacentChildEnd = 1, kAdjacentSyncBegin = 2, kAdjacentSyncEn
 struct ThreadState {
   Ctx* cur = nullptr;
   uint64_t start = 0;
+  // Where the running strand started (strand metrics).
+  uintptr_t start_pc = 0;
+  StrandPoint start_point = StrandPoint::kNone;
   // The previous hook on this thread, when it may be followed at once by the hook
   // that resumes the same strand (child_end -> continuation of the same spawn,
   // sync_begin -> sync_end of the same frame): that hook reuses its clock reading.
@@ -465,6 +471,8 @@ struct FrameCtx : Ctx {
   ThreadState* origin;  // top-level frames: the thread that entered the runtime
   ThreadState* synced_on;  // the thread of the last sync_begin (see ThreadState::adjacent)
   bool trivial_sync;       // the sync in progress has no child to wait for
+  uintptr_t spawn_pc;      // the latest spawn point (strand metrics: its continuation)
+  uintptr_t sync_pc;       // the latest non-trivial sync's address (strand metrics)
   // The record of one child, reused spawn after spawn while each child is folded
   // before the next spawn (no steal): saves a pool block per spawn.
   bool embedded_busy;
@@ -538,9 +546,33 @@ inline Accum& CurrentAccum(Ctx* c) {
   if (c->topmost && !a.contin_prof.Add(ts.pool, c->site, a.work, a.contin_span)) Fail();
 }
 
-inline void ChargeStrand(ThreadState& ts, Ctx* c, uint64_t now) {
+// Strand metrics: the strand from the thread's start point to `end` is one more
+// execution of the strand (start, end): count and work, and an entry in the span
+// profile of the path it lies on (its share of the critical path).
+[[gnu::noinline]] void RecordStrand(ThreadState& ts, Accum& a, uint64_t t, StrandPoint end, uintptr_t end_pc) {
+  const uint32_t kind = kStrandKindBase + static_cast<uint32_t>(ts.start_point) * kStrandPoints +
+                        static_cast<uint32_t>(end);
+  const uint32_t id = LookupSite(ts, kind, ts.start_pc, end_pc);
+  if (id == 0) {
+    g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  RecordOnWork(ts, id, t, t, t, /*topmost=*/true);
+  if (!a.contin_prof.Add(ts.pool, id, t, t)) Fail();
+}
+
+// Ends the running strand at `end` (address end_pc) and charges it to c.
+inline void ChargeStrand(ThreadState& ts, Ctx* c, uint64_t now, StrandPoint end, uintptr_t end_pc) {
   const uint64_t t = now - ts.start;
-  AddStrand(ts, CurrentAccum(c), t, c->region);
+  Accum& a = CurrentAccum(c);
+  AddStrand(ts, a, t, c->region);
+  if (__builtin_expect(g_config.strands, false)) RecordStrand(ts, a, t, end, end_pc);
+}
+
+inline void StartStrand(ThreadState& ts, uint64_t now, StrandPoint point, uintptr_t pc) {
+  ts.start = now;
+  ts.start_point = point;
+  ts.start_pc = pc;
 }
 
 // Folds a finished child into the view it was spawned from (the view has not grown
@@ -645,11 +677,11 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   const uint64_t now = Now(*ts);  // one reading: ends the parent's strand, starts ours
   ts->adjacent = nullptr;
   Ctx* parent = ts->cur;
-  if (parent != nullptr) ChargeStrand(*ts, parent, now);
+  const auto pc = reinterpret_cast<uintptr_t>(callsite);
+  if (parent != nullptr) ChargeStrand(*ts, parent, now, StrandPoint::kEnter, pc);
   auto* f = static_cast<FrameCtx*>(ts->pool.Allocate(sizeof(FrameCtx)));
   if (f == nullptr) return Fail();
   new (f) FrameCtx;  // default-init: InitCtx and the lines below set every field read later
-  const auto pc = reinterpret_cast<uintptr_t>(callsite);
   const uint32_t site =
       LookupSite(*ts, static_cast<uint32_t>(SiteKind::kCall), pc, parent != nullptr ? parent->pc : 0);
   InitCtx(f, CtxKind::kFrame, site, pc, parent);
@@ -669,7 +701,7 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   f->origin = parent == nullptr ? ts : nullptr;
   frame->tool_data[0] = f;
   ts->cur = f;
-  ts->start = now;
+  StartStrand(*ts, now, StrandPoint::kEnter, pc);
 }
 
 void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
@@ -678,7 +710,9 @@ void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   ThreadState* ts = State();
   const uint64_t now = Now(*ts);
   ts->adjacent = nullptr;
-  ChargeStrand(*ts, f, now);
+  const auto pc = reinterpret_cast<uintptr_t>(callsite);
+  ChargeStrand(*ts, f, now, StrandPoint::kSpawn, pc);
+  f->spawn_pc = pc;
   if (f->base.next != nullptr) CollapseViews(*ts, f, false);  // may change f->view
   Accum* view = f->view;
   view->contin_bspan += g_config.burden_ticks;
@@ -686,7 +720,6 @@ void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   ChildCtx* c = NewChild(*ts, f);
   if (c == nullptr) return Fail();
   new (c) ChildCtx;  // default-init: InitCtx and the lines below set every field read later
-  const auto pc = reinterpret_cast<uintptr_t>(callsite);
   InitCtx(c, CtxKind::kChild, LookupSite(*ts, static_cast<uint32_t>(SiteKind::kSpawn), pc, 0), pc, f);
   c->spawn_view = view;
   c->frame = f;
@@ -696,7 +729,7 @@ void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   f->last_child = c;
 
   ts->cur = c;
-  ts->start = now;
+  StartStrand(*ts, now, StrandPoint::kSpawn, pc);
 }
 
 void OnChildEnd(cilkprof_frame_t* frame) {
@@ -707,7 +740,7 @@ void OnChildEnd(cilkprof_frame_t* frame) {
   if (cur == nullptr || cur->kind != CtxKind::kChild || static_cast<ChildCtx*>(cur)->frame != f) return Fail();
   auto* c = static_cast<ChildCtx*>(cur);
   const uint64_t now = Now(*ts);
-  ChargeStrand(*ts, c, now);
+  ChargeStrand(*ts, c, now, StrandPoint::kChildEnd, c->pc);
   FinishInvocation(*ts, c, c->acc);
   c->ended_on = ts;
   ts->cur = nullptr;
@@ -749,10 +782,10 @@ void OnContinuation(cilkprof_frame_t* frame) {
   if (f->base.next != nullptr) CollapseViews(*ts, f, false);
   ts->adjacent = nullptr;
   ts->cur = f;
-  ts->start = now;
+  StartStrand(*ts, now, StrandPoint::kContinue, f->spawn_pc);
 }
 
-void OnSyncBegin(cilkprof_frame_t* frame, const void* /*callsite*/) {
+void OnSyncBegin(cilkprof_frame_t* frame, const void* callsite) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
@@ -766,7 +799,8 @@ void OnSyncBegin(cilkprof_frame_t* frame, const void* /*callsite*/) {
     return;
   }
   const uint64_t now = Now(*ts);
-  ChargeStrand(*ts, f, now);
+  f->sync_pc = reinterpret_cast<uintptr_t>(callsite);
+  ChargeStrand(*ts, f, now, StrandPoint::kSync, f->sync_pc);
   RelaxedAdd(ts->syncs, 1);
   ts->cur = nullptr;  // the strand may park here and resume on another worker
   ts->adjacent = f;
@@ -792,7 +826,7 @@ void OnSyncEnd(cilkprof_frame_t* frame) {
   f->view = &f->base;
   SyncAccum(f->base);
   ts->cur = f;
-  ts->start = now;
+  StartStrand(*ts, now, StrandPoint::kSyncEnd, f->sync_pc);
   // A scope's end syncs first: scope_exit follows at once and reuses this reading.
   ts->adjacent = f;
   ts->adjacent_now = now;
@@ -805,7 +839,7 @@ void OnSyncEnd(cilkprof_frame_t* frame) {
     // scope ends instead, scope_exit runs here and undoes this.)
     ThreadState* origin = f->origin;
     origin->cur = f;
-    origin->start = Now(*origin);
+    StartStrand(*origin, Now(*origin), StrandPoint::kSyncEnd, f->sync_pc);
   }
 }
 
@@ -821,7 +855,8 @@ void OnScopeExit(cilkprof_frame_t* frame) {
                            ? ts->adjacent_now
                            : Now(*ts);
   ts->adjacent = nullptr;
-  ChargeStrand(*ts, f, now);
+  const uintptr_t scope_pc = f->pc;
+  ChargeStrand(*ts, f, now, StrandPoint::kExit, scope_pc);
   FinishInvocation(*ts, f, f->base);
   Ctx* parent = f->parent;
   if (parent != nullptr) {
@@ -834,9 +869,9 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   ts->cur = parent;
   if (parent == nullptr && g_top_level_end != nullptr) {
     g_top_level_end();
-    ts->start = Now(*ts);  // sending is not the parent's work
+    StartStrand(*ts, Now(*ts), StrandPoint::kReturn, scope_pc);  // sending is not the parent's work
   } else {
-    ts->start = now;
+    StartStrand(*ts, now, StrandPoint::kReturn, scope_pc);
   }
 }
 
@@ -879,6 +914,22 @@ void Configure(const EngineConfig& config) {
 
 const EngineConfig& Config() { return g_config; }
 
+const char* StrandPointName(StrandPoint point) {
+  switch (point) {
+    case StrandPoint::kNone: break;
+    case StrandPoint::kEnter: return "enter";
+    case StrandPoint::kSpawn: return "spawn";
+    case StrandPoint::kChildEnd: return "child_end";
+    case StrandPoint::kContinue: return "continue";
+    case StrandPoint::kSync: return "sync";
+    case StrandPoint::kSyncEnd: return "sync_end";
+    case StrandPoint::kExit: return "exit";
+    case StrandPoint::kReturn: return "return";
+    case StrandPoint::kRegion: return "region";
+  }
+  return "start";
+}
+
 bool EngineFailed() { return g_failed.load(std::memory_order_relaxed); }
 
 void SetTopLevelEndCallback(void (*callback)()) { g_top_level_end = callback; }
@@ -914,7 +965,7 @@ void CloseRegion(int8_t* region, bool* owned, uint32_t* depth, const uint32_t* o
 
 }  // namespace
 
-void RegionBegin(const char* name) {
+void RegionBegin(const char* name, const void* callsite) {
   if (Off()) return;
   ThreadState* ts = State();
   if (ts == nullptr) return;
@@ -927,12 +978,13 @@ void RegionBegin(const char* name) {
   }
   const uint64_t now = Now(*ts);
   ts->adjacent = nullptr;
-  ChargeStrand(*ts, c, now);
+  const auto pc = reinterpret_cast<uintptr_t>(callsite);
+  ChargeStrand(*ts, c, now, StrandPoint::kRegion, pc);
   OpenRegion(&c->region, &c->region_owned, &c->region_depth, &c->region_owner_depth, index);
-  ts->start = now;
+  StartStrand(*ts, now, StrandPoint::kRegion, pc);
 }
 
-void RegionEnd() {
+void RegionEnd(const void* callsite) {
   if (Off()) return;
   ThreadState* ts = State();
   if (ts == nullptr) return;
@@ -946,9 +998,10 @@ void RegionEnd() {
   if (c->region_depth == 0) return;  // unbalanced: its begin was on another context
   const uint64_t now = Now(*ts);
   ts->adjacent = nullptr;
-  ChargeStrand(*ts, c, now);
+  const auto pc = reinterpret_cast<uintptr_t>(callsite);
+  ChargeStrand(*ts, c, now, StrandPoint::kRegion, pc);
   CloseRegion(&c->region, &c->region_owned, &c->region_depth, &c->region_owner_depth);
-  ts->start = now;
+  StartStrand(*ts, now, StrandPoint::kRegion, pc);
 }
 
 Snapshot TakeSnapshot() {
@@ -961,7 +1014,14 @@ Snapshot TakeSnapshot() {
     SiteTotals& out = s.sites[id - 1];
     const SiteInfo& info = g_sites[id];
     if (info.ready.load(std::memory_order_acquire) == 0) continue;
-    out.kind = static_cast<SiteKind>(info.kind);
+    if (info.kind >= kStrandKindBase) {
+      const uint32_t code = info.kind - kStrandKindBase;
+      out.kind = SiteKind::kStrand;
+      out.start = static_cast<StrandPoint>(code / kStrandPoints);
+      out.end = static_cast<StrandPoint>(code % kStrandPoints);
+    } else {
+      out.kind = static_cast<SiteKind>(info.kind);
+    }
     out.pc = info.pc;
     out.parent_pc = info.parent_pc;
     out.callee_pc = info.callee_pc.load(std::memory_order_relaxed);

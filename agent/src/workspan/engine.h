@@ -44,14 +44,35 @@ inline constexpr int kVariants = kFactorCount * (1 + kMaxRegions);
 struct EngineConfig {
   ClockKind clock = ClockKind::kTsc;
   uint64_t burden_ticks = 15000;  // per spawn, on the child and on the continuation
+  // Per-strand metrics (the thesis' strand profile). Off by default: every strand
+  // boundary then also costs a table lookup and an entry in the span profiles.
+  bool strands = false;
 };
 
-enum class SiteKind : uint32_t { kCall = 0, kSpawn = 1 };
+enum class SiteKind : uint32_t { kCall = 0, kSpawn = 1, kStrand = 2 };
+
+// Where a strand starts or ends: the hook at that point and its code address.
+//   enter     a cilk::scope entered (address: the scope's entry)
+//   spawn     a spawn (the spawn point); a spawned child's strand starts here
+//   child_end a spawned child ended (its spawn point)
+//   continue  the continuation after a spawn resumed (the spawn point)
+//   sync      a cilk_sync began (the sync's address); sync_end: it ended
+//   exit      a cilk::scope ended (the scope's entry); return: the enclosing code
+//             resumed after it
+//   region    a cilkprof::region began or ended (the caller's address)
+enum class StrandPoint : uint8_t {
+  kNone = 0, kEnter, kSpawn, kChildEnd, kContinue, kSync, kSyncEnd, kExit, kReturn, kRegion,
+};
+inline constexpr int kStrandPoints = 10;
+const char* StrandPointName(StrandPoint point);
 
 struct SiteTotals {
   SiteKind kind = SiteKind::kCall;
-  uintptr_t pc = 0;         // scope-entry return address (call) or spawn point (spawn)
-  uintptr_t parent_pc = 0;  // the enclosing context's pc (calls only; 0 at top level)
+  uintptr_t pc = 0;         // scope-entry return address (call), spawn point (spawn),
+                            // the start point's address (strand)
+  uintptr_t parent_pc = 0;  // the enclosing context's pc (calls; 0 at top level), the
+                            // end point's address (strands)
+  StrandPoint start = StrandPoint::kNone, end = StrandPoint::kNone;  // strands only
   uintptr_t callee_pc = 0;  // spawn: the first scope entered directly by a child; 0 if none
   uint64_t count = 0;       // invocations, recursive ones included
   uint64_t work_on_work = 0, span_on_work = 0;  // top-most invocations
@@ -81,8 +102,9 @@ const cilkprof_hooks_t* Hooks();
 
 // The program API (cilkprof/cilkprof.h).
 void Charge(uint64_t units);
-void RegionBegin(const char* name);
-void RegionEnd();
+// `callsite`: the program's call (a strand boundary's address, for strand metrics).
+void RegionBegin(const char* name, const void* callsite);
+void RegionEnd(const void* callsite);
 
 Snapshot TakeSnapshot();
 

@@ -22,6 +22,7 @@ enum LocationField : uint32_t { kLocModule = 1, kLocOffset = 2 };
 enum SiteField : uint32_t {
   kSiteId = 1, kSiteKind = 2, kSiteLocation = 3, kSiteParent = 4, kSiteCallee = 5, kSiteCount = 6,
   kSiteWorkOnWork = 7, kSiteSpanOnWork = 8, kSiteWorkOnSpan = 9, kSiteSpanOnSpan = 10, kSiteBurdenedSpanOnWork = 11,
+  kSiteStartPoint = 12, kSiteEndPoint = 13,
 };
 
 std::string Frame(const ProtoWriter& message) {
@@ -105,9 +106,14 @@ std::string Reporter::NextFrame(const Snapshot& s, bool incomplete) {
     ProtoWriter site;
     site.Varint(kSiteId, i + 1);
     if (!d.defined) {
-      site.Varint(kSiteKind, static_cast<uint32_t>(t.kind) + 1);  // WORKSPAN_CALL = 1, WORKSPAN_SPAWN = 2
+      // WORKSPAN_CALL = 1, WORKSPAN_SPAWN = 2, WORKSPAN_STRAND = 3
+      site.Varint(kSiteKind, static_cast<uint32_t>(t.kind) + 1);
       site.Message(kSiteLocation, location(t.pc));
       if (t.parent_pc != 0) site.Message(kSiteParent, location(t.parent_pc));
+      if (t.kind == SiteKind::kStrand) {  // wire.proto WorkSpanStrandPoint has the same values
+        site.Varint(kSiteStartPoint, static_cast<uint32_t>(t.start));
+        site.Varint(kSiteEndPoint, static_cast<uint32_t>(t.end));
+      }
     }
     if (send_callee) site.Message(kSiteCallee, location(t.callee_pc));
     site.Varint(kSiteCount, t.count - d.count);

@@ -66,11 +66,18 @@ double Ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 }  // namespace
 
+const profile::SourceFrame* UserFrameAt(const profile::Profile& p, uint32_t location) {
+  return UserFrame(p, location);
+}
+
+std::string SpawnedCallableAt(const profile::Profile& p, uint32_t location) { return SpawnedCallable(p, location); }
+
 Result<std::vector<CallSiteRow>> CallSiteRows(const profile::Profile& p) {
   if (!p.has_workspan()) return Status::Error(kNoWorkSpan);
   const profile::WorkSpan& ws = p.workspan();
   std::vector<CallSiteRow> rows;
   for (const profile::CallSite& c : ws.call_sites()) {
+    if (c.kind() == wire::WORKSPAN_STRAND) continue;  // `view strands` (strands.h)
     if (c.count() == 0 && c.work_on_work() == 0) continue;
     CallSiteRow row;
     const profile::SourceFrame* at = UserFrame(p, c.location());

@@ -47,6 +47,7 @@ class WorkSpanJoin {
   };
   struct Site {
     int kind = 0;
+    int start_point = 0, end_point = 0;  // strands: wire::WorkSpanStrandPoint
     Address location, parent, callee;
     uint64_t count = 0, work_on_work = 0, span_on_work = 0, work_on_span = 0, span_on_span = 0;
     uint64_t burdened_span_on_work = 0;

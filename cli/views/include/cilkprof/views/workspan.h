@@ -51,6 +51,12 @@ struct WorkSpanFigures {
   uint64_t sites_dropped = 0, regions_dropped = 0;
 };
 
+// The user function's frame of a work/span location (the innermost frame not in the
+// Cilk library's templates, else the outermost); null when the location is unknown.
+const profile::SourceFrame* UserFrameAt(const profile::Profile& profile, uint32_t location);
+// The callable a spawn at `location` passed (cilk::scope::spawn<F>'s F), or "".
+std::string SpawnedCallableAt(const profile::Profile& profile, uint32_t location);
+
 // Fails when the profile has no work/span data.
 Result<std::vector<CallSiteRow>> CallSiteRows(const profile::Profile& profile);
 Result<WorkSpanFigures> WholeProgram(const profile::Profile& profile);
