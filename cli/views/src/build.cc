@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "cilkprof/views/callsite_columns.h"
+
 namespace cilkprof::views {
 namespace {
 
@@ -141,11 +143,16 @@ std::vector<MetricInfo> MetricsOf(const profile::Profile& profile) {
 
 ViewTree BuildTopDown(const profile::Profile& profile) {
   ViewTree tree = EmptyTree(profile);
+  tree.call_sites = CallSiteTableOf(profile);
+  tree.call_sites.topmost_only = true;
   const size_t metric_count = tree.metrics.size();
   if (profile.nodes_size() == 0) {
     tree.program_total.assign(metric_count, 0.0);
     return tree;
   }
+  // The call sites of each address node go to the row of its outermost frame (for a
+  // spawned strand, the "[spawn] f" row).
+  const std::vector<std::vector<uint32_t>> sites_of = JoinCallSitesToNodes(profile);
   // Profile node -> the view row of its innermost frame.
   std::vector<uint32_t> row_of(static_cast<size_t>(profile.nodes_size()), 0);
   AddValues(tree.nodes[0].exclusive, ExclusiveOf(profile.nodes(0), metric_count));
@@ -158,6 +165,9 @@ ViewTree BuildTopDown(const profile::Profile& profile) {
       // within one address are calls.
       const Edge edge = f == 0 ? EdgeOf(node) : Edge::kCall;
       row = tree.FindOrAddChild(row, ContextRow(frames[f], edge));
+      if (f == 0 && static_cast<size_t>(i) < sites_of.size()) {
+        UniteCallSites(&tree.nodes[row].call_sites, sites_of[static_cast<size_t>(i)]);
+      }
     }
     row_of[static_cast<size_t>(i)] = row;
     AddValues(tree.nodes[row].exclusive, ExclusiveOf(node, metric_count));
@@ -169,6 +179,9 @@ ViewTree BuildTopDown(const profile::Profile& profile) {
 
 ViewTree BuildBottomUp(const ViewTree& top_down) {
   ViewTree tree = ViewTree::EmptyLike(top_down);
+  // Rows take the call sites of the outermost contexts that reach them (below), as
+  // they take inclusive values: each row shows its own set.
+  tree.call_sites.topmost_only = false;
   tree.nodes[0].inclusive = top_down.program_total;
   tree.nodes[0].exclusive = top_down.nodes[0].exclusive;
   std::vector<std::vector<uint32_t>> children(top_down.nodes.size());
@@ -187,6 +200,7 @@ ViewTree BuildBottomUp(const ViewTree& top_down) {
         std::vector<uint32_t> rows;
         ViewNode probe = context;
         probe.edge = Edge::kCall;  // a function's own row: how it was entered is below
+        probe.call_sites.clear();  // added below, outermost contexts only
         uint32_t row = tree.FindOrAddChild(0, probe);
         rows.push_back(row);
         // Its callers, innermost first; each caller row carries the edge by which it
@@ -195,13 +209,18 @@ ViewTree BuildBottomUp(const ViewTree& top_down) {
              below = caller, caller = top_down.nodes[caller].parent) {
           ViewNode caller_probe = top_down.nodes[caller];
           caller_probe.edge = top_down.nodes[below].edge;
+          caller_probe.call_sites.clear();  // a caller row shows the function's sites, not its own
           row = tree.FindOrAddChild(row, caller_probe);
           rows.push_back(row);
         }
         if (active.size() < tree.nodes.size()) active.resize(tree.nodes.size(), 0);
         for (uint32_t r : rows) {
           AddValues(tree.nodes[r].exclusive, context.exclusive);
-          if (active[r] == 0) AddValues(tree.nodes[r].inclusive, context.inclusive);
+          if (active[r] == 0) {
+            AddValues(tree.nodes[r].inclusive, context.inclusive);
+            // A recursive context's sites are invocations inside the outer one's.
+            UniteCallSites(&tree.nodes[r].call_sites, context.call_sites);
+          }
         }
         for (uint32_t r : rows) ++active[r];
         rows_of_path.push_back(std::move(rows));
@@ -217,6 +236,7 @@ ViewTree BuildBottomUp(const ViewTree& top_down) {
 
 ViewTree BuildFlat(const profile::Profile& profile) {
   ViewTree tree = EmptyTree(profile);
+  tree.call_sites = CallSiteTableOf(profile);
   const size_t metric_count = tree.metrics.size();
   const auto node_count = static_cast<size_t>(profile.nodes_size());
   if (node_count == 0) {
@@ -273,13 +293,54 @@ ViewTree BuildFlat(const profile::Profile& profile) {
     return rows;
   };
 
+  // Call sites go to the line row of their file:line (the scope's line, the spawn's
+  // line; created when no sample fell on it), from the outermost address node they
+  // joined on each path: a site under an enclosing node that already gave that line
+  // its sites is a nested (recursive) invocation of code the outer one covers.
+  const std::vector<std::vector<uint32_t>> sites_of = JoinCallSitesToNodes(profile);
+  std::vector<int64_t> line_row_of_site(tree.call_sites.sites.size(), -2);  // -2: not yet known
+  auto site_line_row = [&](uint32_t site) -> int64_t {
+    if (site >= line_row_of_site.size()) return -1;
+    if (line_row_of_site[site] != -2) return line_row_of_site[site];
+    int64_t row = -1;
+    if (const profile::SourceFrame* at = CallSiteUserFrame(profile, site)) {
+      const uint32_t location = profile.workspan().call_sites(static_cast<int>(site)).location();
+      Frame frame;
+      frame.function = at->function().empty() ? "??" : at->function();
+      frame.file = at->file();
+      frame.line = at->line();
+      frame.function_file = at->function_file();
+      frame.function_line = at->function_line();
+      frame.module = ModulePath(profile, profile.locations(static_cast<int>(location)).module());
+      frame.inlined = at->inlined();
+      row = rows_of_frame(frame).back();
+    }
+    line_row_of_site[site] = row;
+    return row;
+  };
+
   std::vector<uint32_t> active;
+  std::vector<uint32_t> site_active;  // per row: enclosing nodes on the path that gave it sites
   std::vector<std::vector<uint32_t>> rows_of_path;
+  std::vector<std::vector<uint32_t>> site_rows_of_path;
   DepthFirst(
       children, 0,
       [&](uint32_t n) {
         if (n == 0) return true;
         if (!AnyNonZero(inclusive[n])) return false;
+        std::vector<uint32_t> site_rows;
+        for (uint32_t site : sites_of[n]) {
+          const int64_t row = site_line_row(site);
+          if (row < 0) continue;
+          const auto r = static_cast<uint32_t>(row);
+          if (site_active.size() < tree.nodes.size()) site_active.resize(tree.nodes.size(), 0);
+          if (site_active[r] == 0) UniteCallSites(&tree.nodes[r].call_sites, {site});
+          site_rows.push_back(r);
+        }
+        std::sort(site_rows.begin(), site_rows.end());
+        site_rows.erase(std::unique(site_rows.begin(), site_rows.end()), site_rows.end());
+        for (uint32_t r : site_rows) ++site_active[r];
+        site_rows_of_path.push_back(std::move(site_rows));
         const std::vector<Frame> frames = Expand(profile, static_cast<int>(n));
         std::vector<uint32_t> rows;
         std::vector<uint32_t> innermost;
@@ -301,6 +362,8 @@ ViewTree BuildFlat(const profile::Profile& profile) {
         if (n == 0) return;
         for (uint32_t r : rows_of_path.back()) --active[r];
         rows_of_path.pop_back();
+        for (uint32_t r : site_rows_of_path.back()) --site_active[r];
+        site_rows_of_path.pop_back();
       });
   return tree;
 }

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "cilkprof/views/callsite_columns.h"
+
 namespace cilkprof::views {
 namespace {
 
@@ -52,6 +54,8 @@ void MergeChildren(const ViewTree& src, uint32_t src_node, ViewTree& dst, uint32
       const uint32_t merged = dst.FindOrAddChild(to, src.nodes[child]);
       Add(dst.nodes[merged].inclusive, src.nodes[child].inclusive);
       Add(dst.nodes[merged].exclusive, src.nodes[child].exclusive);
+      // A site reached through several merged contexts is still one site.
+      UniteCallSites(&dst.nodes[merged].call_sites, src.nodes[child].call_sites);
       stack.push_back({child, merged});
     }
   }
@@ -169,6 +173,7 @@ Result<ViewTree> FocusOn(const ViewTree& tree, const std::string& function) {
   root.module = first.module;
   root.inlined = first.inlined;
   for (uint32_t m : matches) {
+    UniteCallSites(&focused.nodes[0].call_sites, tree.nodes[m].call_sites);
     Add(focused.nodes[0].inclusive, tree.nodes[m].inclusive);
     Add(focused.nodes[0].exclusive, tree.nodes[m].exclusive);
     MergeChildren(tree, m, focused, 0);

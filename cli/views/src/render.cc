@@ -1,10 +1,13 @@
 #include "cilkprof/views/render.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "cilkprof/views/callsite_columns.h"
 #include "cilkprof/views/units.h"
 
 namespace cilkprof::views {
@@ -103,8 +106,21 @@ std::string RenderText(const ViewTree& pruned, ViewKind kind, const ViewOptions&
   out += options.sort_key == SortKey::kInclusive ? "inclusive " : "exclusive ";
   out += metric.name + "\n";
 
+  // The call-site columns (work/span profiles only), scaled by their largest value.
+  const std::vector<std::optional<CallSiteCell>> sites = CallSiteCells(pruned);
+  const bool site_columns = pruned.call_sites.present;
+  double largest_site_work = 0;
+  for (const auto& cell : sites) {
+    if (cell) largest_site_work = std::max(largest_site_work, cell->work);
+  }
+  if (largest_site_work == 0) {  // no row shows a site: keep the unit the table would use
+    for (const CallSiteFigures& site : pruned.call_sites.sites) largest_site_work = std::max(largest_site_work, site.work_on_work);
+  }
+  const Scale site_scale = ChooseScale(pruned.call_sites.unit, largest_site_work);
+  const std::string site_suffix = site_scale.suffix.empty() ? "" : " (" + site_scale.suffix + ")";
+
   struct Row {
-    std::string cells[4];
+    std::vector<std::string> cells;
     std::string label;
   };
   std::vector<Row> rows;
@@ -112,21 +128,43 @@ std::string RenderText(const ViewTree& pruned, ViewKind kind, const ViewOptions&
     const ViewNode& node = pruned.nodes[n];
     const double incl = ValueAt(node.inclusive, m);
     const double excl = ValueAt(node.exclusive, m);
-    rows.push_back({{FormatScaled(incl, scale), FormatPercent(incl, total), FormatScaled(excl, scale),
-                     FormatPercent(excl, total)},
-                    std::string(2 * depth, ' ') + RowLabel(node)});
+    Row row{{FormatScaled(incl, scale), FormatPercent(incl, total), FormatScaled(excl, scale),
+             FormatPercent(excl, total)},
+            std::string(2 * depth, ' ') + RowLabel(node)};
+    if (site_columns) {
+      const std::optional<CallSiteCell>& cell = sites[n];
+      if (cell) {
+        char buffer[64];
+        row.cells.push_back(FormatScaled(cell->work, site_scale));
+        row.cells.push_back(FormatScaled(cell->span, site_scale));
+        if (cell->parallelism) {
+          std::snprintf(buffer, sizeof buffer, "%.2f", *cell->parallelism);
+          row.cells.push_back(buffer);
+        } else {
+          row.cells.push_back("");
+        }
+        std::snprintf(buffer, sizeof buffer, "%.1f%%", cell->span_percent);
+        row.cells.push_back(buffer);
+      } else {
+        row.cells.insert(row.cells.end(), 4, "");
+      }
+    }
+    rows.push_back(std::move(row));
   });
-  const std::string headers[4] = {"Incl " + metric.name + unit_suffix, "Incl%",
-                                  "Excl " + metric.name + unit_suffix, "Excl%"};
-  size_t widths[4];
-  for (int c = 0; c < 4; ++c) {
+  std::vector<std::string> headers = {"Incl " + metric.name + unit_suffix, "Incl%",
+                                      "Excl " + metric.name + unit_suffix, "Excl%"};
+  if (site_columns) {
+    headers.insert(headers.end(), {"Work(instr)" + site_suffix, "Span" + site_suffix, "Parallelism", "Span %"});
+  }
+  std::vector<size_t> widths(headers.size());
+  for (size_t c = 0; c < headers.size(); ++c) {
     widths[c] = headers[c].size();
     for (const Row& row : rows) widths[c] = std::max(widths[c], row.cells[c].size());
   }
-  for (int c = 0; c < 4; ++c) out += PadLeft(headers[c], widths[c]) + "  ";
+  for (size_t c = 0; c < headers.size(); ++c) out += PadLeft(headers[c], widths[c]) + "  ";
   out += kind == ViewKind::kFlat ? "Location\n" : "Function\n";
   for (const Row& row : rows) {
-    for (int c = 0; c < 4; ++c) out += PadLeft(row.cells[c], widths[c]) + "  ";
+    for (size_t c = 0; c < headers.size(); ++c) out += PadLeft(row.cells[c], widths[c]) + "  ";
     out += row.label + "\n";
   }
   return out;
@@ -137,6 +175,7 @@ std::string RenderJson(const ViewTree& pruned) {
   // Built bottom-up (children follow their parents in the node vector), so deep trees
   // need no recursion.
   std::vector<Json> built(pruned.nodes.size());
+  const std::vector<std::optional<CallSiteCell>> sites = CallSiteCells(pruned);
   for (size_t i = pruned.nodes.size(); i-- > 0;) {
     const ViewNode& node = pruned.nodes[i];
     Json metrics = Json::object();
@@ -148,8 +187,16 @@ std::string RenderJson(const ViewTree& pruned) {
     for (uint32_t child : node.children) children.push_back(std::move(built[child]));
     built[i] = Json{{"name", node.name},        {"file", node.file},
                     {"line", node.line},        {"module", node.module},
-                    {"edge", EdgeName(node.edge)}, {"metrics", std::move(metrics)},
-                    {"children", std::move(children)}};
+                    {"edge", EdgeName(node.edge)}, {"metrics", std::move(metrics)}};
+    if (const std::optional<CallSiteCell>& cell = sites[i]) {
+      built[i]["callsite"] = Json{{"work_instr", cell->work},
+                                  {"span", cell->span},
+                                  {"parallelism", cell->parallelism ? Json(*cell->parallelism) : Json(nullptr)},
+                                  {"span_percent", cell->span_percent},
+                                  {"count", cell->count},
+                                  {"unit", pruned.call_sites.unit}};
+    }
+    built[i]["children"] = std::move(children);
   }
   return built[0].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -159,7 +206,10 @@ std::string RenderCsv(const ViewTree& pruned) {
   for (const auto& metric : pruned.metrics) {
     out += "," + CsvField(metric.name + "_inclusive") + "," + CsvField(metric.name + "_exclusive");
   }
+  const bool site_columns = pruned.call_sites.present;
+  if (site_columns) out += ",work_instr,span,parallelism,span_percent";
   out += "\n";
+  const std::vector<std::optional<CallSiteCell>> sites = CallSiteCells(pruned);
   std::vector<std::string> path_of(pruned.nodes.size());
   for (size_t i = 0; i < pruned.nodes.size(); ++i) {
     const ViewNode& node = pruned.nodes[i];
@@ -178,6 +228,15 @@ std::string RenderCsv(const ViewTree& pruned) {
            EdgeName(node.edge);
     for (size_t m = 0; m < pruned.metrics.size(); ++m) {
       out += "," + FormatExact(ValueAt(node.inclusive, m)) + "," + FormatExact(ValueAt(node.exclusive, m));
+    }
+    if (site_columns) {
+      if (const std::optional<CallSiteCell>& cell = sites[n]) {
+        out += "," + FormatExact(cell->work) + "," + FormatExact(cell->span) + "," +
+               (cell->parallelism ? FormatExact(*cell->parallelism) : std::string()) + "," +
+               FormatExact(cell->span_percent);
+      } else {
+        out += ",,,,";
+      }
     }
     out += "\n";
   });

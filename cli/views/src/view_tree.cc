@@ -68,6 +68,7 @@ ViewTree ViewTree::EmptyLike(const ViewTree& like) {
   ViewTree tree;
   tree.metrics = like.metrics;
   tree.program_total = like.program_total;
+  tree.call_sites = like.call_sites;
   ViewNode root;
   root.kind = RowKind::kRoot;
   root.name = kProgramRootName;

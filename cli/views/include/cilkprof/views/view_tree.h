@@ -39,6 +39,9 @@ struct ViewNode {
   bool inlined = false;            // every address folded into it was inlined code
   std::vector<double> inclusive;   // indexed like ViewTree::metrics
   std::vector<double> exclusive;
+  // Call sites joined to this row (indices into ViewTree::call_sites.sites, sorted,
+  // distinct); see callsite_columns.h. Empty without work/span data.
+  std::vector<uint32_t> call_sites;
   uint32_t parent = 0;
   std::vector<uint32_t> children;
 };
@@ -49,8 +52,30 @@ struct MetricInfo {
   std::string description;
 };
 
+// The work/span figures of one call site (Profile.workspan.call_sites[i]) that the
+// views' call-site columns add up.
+struct CallSiteFigures {
+  double work_on_work = 0;
+  double span_on_work = 0;
+  double span_on_span = 0;
+  uint64_t count = 0;  // invocations, recursive ones included
+};
+
+// The call-site table a view's rows point into (callsite_columns.h).
+struct CallSiteTable {
+  bool present = false;       // the profile has work/span data: the views show the columns
+  std::string unit;           // the work/span clock's unit: "ns" or "units"
+  double program_span = 0;    // T-infinity: `span %` divides span-on-span by it
+  // Top-down: a site is shown only at the top-most row carrying it on a path (a
+  // deeper row of the same site is a recursive invocation, already in the totals).
+  // Bottom-up and flat build their sets outermost-first themselves: every row shows its own.
+  bool topmost_only = false;
+  std::vector<CallSiteFigures> sites;  // indexed like Profile.workspan.call_sites
+};
+
 struct ViewTree {
   std::vector<MetricInfo> metrics;
+  CallSiteTable call_sites;           // work/span columns; !present without work/span data
   std::vector<ViewNode> nodes;        // nodes[0] is the root
   std::vector<double> program_total;  // whole-program totals (percentages divide by these)
 

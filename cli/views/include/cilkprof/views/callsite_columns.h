@@ -1,0 +1,64 @@
+// The work/span call-site columns of the tree views (issue 5): `Work(instr)`, `Span`,
+// `Parallelism` and `Span %` beside the sampled metrics of top-down, bottom-up and
+// flat (docs/USER_GUIDE.md "Work/span columns"; docs/WORKSPAN.md "In the views").
+//
+// Call sites (Profile.workspan.call_sites) are keyed by code locations; the join
+// attaches them to the nodes of the profile's address-level calling-context tree, and
+// the builders (build.h) carry the result to the folded rows:
+//
+//   spawn site   a node entered by a spawn edge whose parent's location is the site's
+//                spawn point (compared by module path, build-id and offset);
+//   call site    a node whose physical function (its location's outermost frame:
+//                module, name, defining file and line) holds the site's scope, when
+//                the node's enclosing Cilk context is the site's parent_location. The
+//                context is found walking up: a spawn edge is a definite context (its
+//                spawn point); a frame of a function that holds a scope is a possible
+//                one (the sample cannot tell whether that scope was open, so when no
+//                site of the node's function names it, the walk goes on above it);
+//                the root is the top level (parent_location 0). The nearest context
+//                that some site of the function names decides; all its sites attach.
+//
+// Join results never change sampled values. Only profiles with Profile.workspan get
+// the columns; without it every row's set stays empty and the tree is as before.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cilkprof/profile.pb.h"
+#include "cilkprof/views/view_tree.h"
+
+namespace cilkprof::views {
+
+// The table of a profile's call sites (present only with Profile.workspan).
+CallSiteTable CallSiteTableOf(const profile::Profile& profile);
+
+// For every node of profile.nodes, the call sites joined to it (sorted, distinct);
+// all empty without work/span data.
+std::vector<std::vector<uint32_t>> JoinCallSitesToNodes(const profile::Profile& profile);
+
+// The source frame of a site that `view callsites` shows as its file:line (the
+// innermost frame outside the Cilk library's cilk:: templates, else the outermost);
+// nullptr when the location is unknown. The flat view attaches the site to that line.
+const profile::SourceFrame* CallSiteUserFrame(const profile::Profile& profile, uint32_t site);
+
+// Adds `from` to the sorted, distinct set `to`.
+void UniteCallSites(std::vector<uint32_t>* to, const std::vector<uint32_t>& from);
+
+// What one row shows: the sum over the sites it shows (each once).
+struct CallSiteCell {
+  double work = 0;          // sum of work-on-work
+  double span = 0;          // sum of span-on-work
+  double span_on_span = 0;  // sum of span-on-span
+  std::optional<double> parallelism;  // work / span; none when the span is 0
+  double span_percent = 0;  // span_on_span / the program's span x 100; 0 without span
+  uint64_t count = 0;       // invocations
+};
+
+// Per node of `tree` (indexed like tree.nodes), the cell the row shows, or nullopt
+// for rows showing no site. Under CallSiteTable::topmost_only, a site carried by an
+// ancestor row is not shown again. All nullopt when the table is absent.
+std::vector<std::optional<CallSiteCell>> CallSiteCells(const ViewTree& tree);
+
+}  // namespace cilkprof::views
