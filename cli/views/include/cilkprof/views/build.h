@@ -13,6 +13,10 @@
 //              Exclusive: samples whose innermost frame is there; inclusive: samples
 //              with that row anywhere on their call path, each counted once.
 // Percentages everywhere divide by the whole-program total (the root's inclusive).
+// With work/span data each builder also joins the call sites to its rows
+// (ViewNode::call_sites; callsite_columns.h): top-down at the row of each address
+// node's outermost frame, shown at the top-most row of a path; bottom-up from the
+// outermost contexts reaching a row; flat at the line rows of the sites' file:line.
 #pragma once
 
 #include "cilkprof/profile.pb.h"
