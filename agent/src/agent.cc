@@ -1,5 +1,6 @@
 // The agent's life: start-up in the library constructor, thread registration, the
 // final flush at exit, fork, exec and dlclose.
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -246,6 +247,47 @@ __attribute__((constructor)) void AgentConstructor() { Start(); }
 __attribute__((destructor)) void AgentDestructor() { AtExit(); }
 
 }  // namespace
+
+namespace {
+
+// How long _exit waits for the flusher's final flush: the transport's own bound plus
+// a second for the flush itself. If the flusher cannot finish (it waits for a lock that
+// the code _exit interrupted holds), the program exits anyway and only the samples
+// since the last periodic flush are lost; it is never kept from exiting for longer.
+constexpr int kUnderscoreExitWaitMs = kExitDrainMs + 1000;
+
+}  // namespace
+
+void FinishBeforeUnderscoreExit() {
+  AgentState* s = g_state;
+  if (s == nullptr || __atomic_load_n(&s->shut_down, __ATOMIC_ACQUIRE) || getpid() != s->pid) return;
+  if (!s->flusher_running || pthread_equal(pthread_self(), s->flusher)) return;
+  __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->exit_requested, 1, __ATOMIC_RELEASE);
+  const uint64_t one = 1;
+  (void)!write(s->wake_fd, &one, sizeof one);
+  for (int waited = 0; waited < kUnderscoreExitWaitMs; waited += 5) {
+    if (__atomic_load_n(&s->exit_flushed, __ATOMIC_ACQUIRE)) return;
+    poll(nullptr, 0, 5);
+  }
+}
+
+void FinishOnFlusherForUnderscoreExit() {
+  AgentState& s = *g_state;
+  DisarmAllThreads();
+  DrainPendingSamples();
+  pthread_mutex_lock(&s.flush_mu);
+  FlushLocked();
+  GoodbyeMsg goodbye;
+  goodbye.end_unix_ns = UnixNowNs();
+  goodbye.reason = "exit";
+  s.transport.Enqueue(EncodeGoodbyeFrame(goodbye));
+  s.transport.Drain(kExitDrainMs);
+  s.transport.Close();
+  __atomic_store_n(&s.shut_down, true, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&s.flush_mu);
+  __atomic_store_n(&s.exit_flushed, 1, __ATOMIC_RELEASE);
+}
 
 bool AgentActive() {
   return g_state != nullptr && !g_state->shut_down && getpid() == g_state->pid;

@@ -44,6 +44,10 @@ struct AgentState {
   bool flusher_running = false;
   int wake_fd = -1;
   bool stop_flusher = false;  // atomic accesses
+  // _exit/_Exit hand-off (atomic accesses): the exiting thread sets exit_requested and
+  // waits, boundedly, for the flusher to set exit_flushed after the final flush.
+  int exit_requested = 0;
+  int exit_flushed = 0;
 
   pthread_mutex_t signal_mu = PTHREAD_MUTEX_INITIALIZER;
   struct sigaction program_view[_NSIG];  // what the program believes is installed
@@ -82,6 +86,11 @@ void ResumeAfterFailedExec();
 void FlushForDlclose();
 void AfterDlclose();
 void FreeExitedRecord(ThreadRecord* record);  // flusher, after its last delta
+// _exit/_Exit (interpose.cc): asks the flusher for the final flush and waits for it
+// at most a few seconds. Async-signal-safe: no lock, no allocation on this thread.
+void FinishBeforeUnderscoreExit();
+// The flusher's side of it: the final flush, Goodbye("exit"), then exit_flushed.
+void FinishOnFlusherForUnderscoreExit();
 
 // Flusher (flusher.cc).
 void StartFlusher();

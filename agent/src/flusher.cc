@@ -100,6 +100,10 @@ void* FlusherMain(void*) {
     pollfd fds[2] = {{s.wake_fd, POLLIN, 0}, {sock, POLLOUT, 0}};
     poll(fds, sock >= 0 ? 2 : 1, timeout_ms);
     if (__atomic_load_n(&s.stop_flusher, __ATOMIC_ACQUIRE)) break;
+    if (__atomic_load_n(&s.exit_requested, __ATOMIC_ACQUIRE)) {
+      FinishOnFlusherForUnderscoreExit();  // the process is in _exit: nothing follows
+      break;
+    }
     if (fds[0].revents & POLLIN) {
       uint64_t ignored;
       (void)!read(s.wake_fd, &ignored, sizeof ignored);

@@ -12,6 +12,9 @@
 //   execve, execv, execvp, execvpe, execl, execlp, execle, fexecve
 //                         flush and say Goodbye("exec") first: the image that is
 //                         replaced keeps a complete profile; on failure, carry on
+//   _exit, _Exit          the program ends without atexit handlers (a shell's `exit`,
+//                         a child after fork, a signal handler): the flusher makes the
+//                         final flush while the caller waits, boundedly (agent.cc)
 //   dlclose               flush before the library is unmapped, so every pending node
 //                         in it is resolved to (module, offset) while it still can be
 // fork is handled with pthread_atfork (agent.cc). dlopen is not interposed: glibc
@@ -105,6 +108,18 @@ CILKPROF_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr
 CILKPROF_EXPORT void pthread_exit(void* value) {
   UnregisterCurrentThread();
   real::pthread_exit()(value);
+  __builtin_unreachable();
+}
+
+CILKPROF_EXPORT void _exit(int status) {
+  FinishBeforeUnderscoreExit();
+  real::underscore_exit()(status);
+  __builtin_unreachable();
+}
+
+CILKPROF_EXPORT void _Exit(int status) {
+  FinishBeforeUnderscoreExit();
+  real::underscore_exit()(status);
   __builtin_unreachable();
 }
 

@@ -40,6 +40,10 @@ Fn Cached(Fn* slot, const char* name) {
 
 CILKPROF_REAL(PthreadCreateFn, pthread_create)
 CILKPROF_REAL(PthreadExitFn, pthread_exit)
+ExitFn underscore_exit() {
+  static ExitFn slot = nullptr;
+  return Cached(&slot, "_exit");
+}
 CILKPROF_REAL(SigactionFn, sigaction)
 CILKPROF_REAL(SignalFn, signal)
 CILKPROF_REAL(SignalFn, sysv_signal)
@@ -55,6 +59,7 @@ CILKPROF_REAL(DlcloseFn, dlclose)
 void ResolveAll() {
   pthread_create();
   pthread_exit();
+  underscore_exit();
   sigaction();
   signal();
   sysv_signal();

@@ -12,6 +12,7 @@ namespace cilkprof::agent::real {
 
 using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 using PthreadExitFn = void (*)(void*);
+using ExitFn = void (*)(int);
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 using SignalFn = sighandler_t (*)(int, sighandler_t);
 using ForkFn = pid_t (*)();
@@ -25,6 +26,7 @@ using DlcloseFn = int (*)(void*);
 // since the process could not run its own call either).
 PthreadCreateFn pthread_create();
 PthreadExitFn pthread_exit();
+ExitFn underscore_exit();  // _exit
 SigactionFn sigaction();
 SignalFn signal();
 SignalFn sysv_signal();

@@ -218,6 +218,35 @@ class ForkAndExecTest(unittest.TestCase):
             d.cleanup()
 
 
+class UnderscoreExitTest(unittest.TestCase):
+    """A program ending in _exit or _Exit (no atexit handlers), even from a signal handler,
+    before the agent's first periodic flush, keeps its samples and its exit status."""
+
+    def check(self, how, status):
+        d = ProfileDir()
+        try:
+            out = d.file(how + ".cilkprof")
+            proc = run([CILKPROF_RUN, "-o", out, "--", program("e2e_underscore_exit"), how], check=False)
+            self.assertEqual(proc.returncode, status, proc.stderr)
+            tree = view_json(out)
+            spins = find_nodes(tree, "spin_before_underscore_exit")
+            self.assertTrue(spins, f"{how}: the samples before {how} are missing")
+            # ~0.4 s of CPU at 1 kHz: at least 100 samples even on a loaded machine.
+            samples = sum(n["metrics"]["samples"]["inclusive"] for n in spins)
+            self.assertGreaterEqual(samples, 100, f"{how}: only {samples} samples")
+        finally:
+            d.cleanup()
+
+    def test_underscore_exit(self):
+        self.check("_exit", 3)
+
+    def test_capital_exit(self):
+        self.check("_Exit", 4)
+
+    def test_underscore_exit_from_a_signal_handler(self):
+        self.check("handler", 5)
+
+
 class DaemonUnderGarbageTest(unittest.TestCase):
     """Random bytes sent to the daemon's socket neither crash it nor lose a real agent's profile."""
 
