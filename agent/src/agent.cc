@@ -179,6 +179,7 @@ void Start() {
   s->pid = getpid();
   s->start_unix_ns = UnixNowNs();
   s->transport.Configure(config.socket, config.spill_dir, s->pid);
+  InstallRedeclaration();
   for (int signo : {SIGSEGV, SIGBUS}) {
     s->program_view_valid[signo] =
         real::sigaction()(signo, nullptr, &s->program_view[signo]) == 0;

@@ -96,6 +96,8 @@ void FinishOnFlusherForUnderscoreExit();
 void StartFlusher();
 void StopFlusher();
 void FlushLocked();  // flush_mu held
+// Makes a spill file that starts mid-connection begin with every declaration so far.
+void InstallRedeclaration();
 uint64_t UnixNowNs();
 
 // Signals (signals.cc).

@@ -12,6 +12,30 @@ uint64_t TakeIncrement(const uint64_t* live, uint64_t* shadow) {
 
 }  // namespace
 
+namespace {
+
+NewNodeMsg Declaration(const ThreadCct& cct, uint32_t id, PcResolver* resolver) {
+  const CctNode& n = cct.node(id);
+  NewNodeMsg msg;
+  msg.id = id;
+  msg.parent = n.parent;
+  msg.edge = static_cast<WireEdge>(n.edge);
+  if (n.kind == NodeKind::kPartialUnwind) {
+    msg.kind = WireFrameKind::kPartialUnwind;
+  } else {
+    const ResolvedPc where = resolver->Resolve(n.pc);
+    msg.module_id = where.module_id;
+    msg.offset = where.offset;
+  }
+  return msg;
+}
+
+}  // namespace
+
+void ThreadDeltaBuilder::DeclareSent(const ThreadCct& cct, PcResolver* resolver, std::vector<NewNodeMsg>* out) const {
+  for (uint32_t id = 1; id < nodes_sent_; ++id) out->push_back(Declaration(cct, id, resolver));
+}
+
 void ThreadDeltaBuilder::BeginCycle() {
   metric_cursor_ = 0;  // node 0 (the root) may carry overhead with no logical context
   counters_done_ = false;
@@ -22,19 +46,7 @@ bool ThreadDeltaBuilder::Build(const ThreadCct& cct, const SampleCounters& count
   const uint32_t count = cct.published_count();
   while (nodes_sent_ < count && out->nodes.size() < max_entries) {
     const uint32_t id = nodes_sent_++;
-    const CctNode& n = cct.node(id);
-    NewNodeMsg msg;
-    msg.id = id;
-    msg.parent = n.parent;
-    msg.edge = static_cast<WireEdge>(n.edge);
-    if (n.kind == NodeKind::kPartialUnwind) {
-      msg.kind = WireFrameKind::kPartialUnwind;
-    } else {
-      const ResolvedPc where = resolver->Resolve(n.pc);
-      msg.module_id = where.module_id;
-      msg.offset = where.offset;
-    }
-    out->nodes.push_back(msg);
+    out->nodes.push_back(Declaration(cct, id, resolver));
   }
   for (auto& shadow : shadow_) {
     if (shadow.size() < nodes_sent_) shadow.resize(nodes_sent_, 0);

@@ -43,6 +43,9 @@ class ThreadDeltaBuilder {
   // A new connection knows none of the nodes: send them all again (metric shadows are
   // kept: increments already delivered are not repeated).
   void ResendNodes() { nodes_sent_ = 1; }
+  // The declarations of every node sent so far, for a receiver that has none of them
+  // (a spill file started mid-connection must stand alone). Changes no state.
+  void DeclareSent(const ThreadCct& cct, PcResolver* resolver, std::vector<NewNodeMsg>* out) const;
   uint32_t nodes_sent() const { return nodes_sent_; }
 
  private:

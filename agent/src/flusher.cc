@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <algorithm>
 #include <cstdint>
 
 #include "agent_state.h"
@@ -121,7 +122,41 @@ void* FlusherMain(void*) {
   return nullptr;
 }
 
+// Delta frames declaring every load module and every node sent so far, in batches
+// (Transport::SetRedeclaration). Runs under flush_mu, possibly in the middle of
+// FlushLocked: it reads the builders' counts and the module table, changes nothing.
+std::string RedeclarationFrames() {
+  AgentState& s = *g_state;
+  std::string frames;
+  DeltaMsg delta;
+  for (const ModuleInfo& m : s.modules.modules()) {
+    delta.modules.push_back(LoadModuleMsg{m.id, m.path, m.build_id, m.load_bias, m.start, m.end, m.unloaded});
+  }
+  pthread_mutex_lock(&s.registry_mu);
+  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
+    std::vector<NewNodeMsg> nodes;
+    t->builder.DeclareSent(t->cct, &s.modules, &nodes);
+    // Batches like FlushLocked's (a thread may appear more than once in a Delta; parents
+    // always precede their children).
+    for (size_t from = 0; from < nodes.size(); from += kMaxEntriesPerBatch) {
+      ThreadDeltaMsg d;
+      d.tid = static_cast<uint32_t>(t->tid);
+      d.thread_index = t->thread_index;
+      const size_t to = std::min(nodes.size(), from + kMaxEntriesPerBatch);
+      d.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(from), nodes.begin() + static_cast<std::ptrdiff_t>(to));
+      delta.threads.push_back(std::move(d));
+      frames += EncodeDeltaFrame(delta);
+      delta = DeltaMsg();
+    }
+  }
+  pthread_mutex_unlock(&s.registry_mu);
+  if (!delta.modules.empty() || !delta.threads.empty()) frames += EncodeDeltaFrame(delta);
+  return frames;
+}
+
 }  // namespace
+
+void InstallRedeclaration() { g_state->transport.SetRedeclaration(RedeclarationFrames); }
 
 uint64_t UnixNowNs() {
   timespec ts;

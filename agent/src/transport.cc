@@ -169,6 +169,7 @@ void Transport::Pump() {
     }
     front_offset_ += static_cast<size_t>(n);
     if (front_offset_ == bytes.size()) {
+      if (!queue_.front().is_hello) delivered_data_ = true;
       queued_bytes_ -= bytes.size();
       queue_.pop_front();
       front_offset_ = 0;
@@ -223,6 +224,10 @@ void Transport::StartSpill(const std::string& why) {
   // every frame the aggregator has not received in full. A frame cut short on the
   // socket is useless to the aggregator, so it is written again whole.
   if (!hello_.empty()) WriteToSpill(hello_, 0);
+  // The frames the aggregator did receive declared modules and nodes that the frames
+  // below refer to: declare them all again (the aggregator accepts a node announced
+  // again with the same parent, so the overlap with the frames below is harmless).
+  if (delivered_data_ && redeclaration_) WriteToSpill(redeclaration_(), 0);
   for (const Pending& p : queue_) {
     if (!p.is_hello) WriteToSpill(p.bytes, 0);
   }
@@ -265,7 +270,7 @@ void Transport::Abandon() {
   queued_bytes_ = 0;
   front_offset_ = 0;
   hello_.clear();
-  opened_ = spilling_ = spill_failed_ = false;
+  opened_ = spilling_ = spill_failed_ = delivered_data_ = false;
 }
 
 }  // namespace cilkprof::agent

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 
 namespace cilkprof::agent {
@@ -42,6 +43,11 @@ class Transport {
   // In a fork child: forgets the parent's socket and spill file without writing to
   // them (the parent still owns that connection).
   void Abandon();
+  // Frames that declare every load module and node announced so far, written after
+  // the Hello when a spill file starts after the aggregator already received data
+  // frames: the file must stand alone for `cilkprof import`. Called under the same
+  // lock as every other use of the transport.
+  void SetRedeclaration(std::function<std::string()> build) { redeclaration_ = std::move(build); }
 
   int socket_fd() const { return fd_; }
   bool has_pending() const { return !queue_.empty() && !spilling_; }
@@ -64,6 +70,8 @@ class Transport {
   ino_t fd_ino_ = 0;
   int spill_fd_ = -1;
   std::string hello_;
+  bool delivered_data_ = false;  // a frame other than the Hello reached the aggregator in full
+  std::function<std::string()> redeclaration_;
   struct Pending {
     std::string bytes;
     bool is_hello;

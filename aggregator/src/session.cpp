@@ -118,8 +118,9 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
   };
 
   const size_t metric_count = static_cast<size_t>(hello_.metrics_size());
-  // Node ids this Delta introduces, per thread (a thread may appear more than once).
-  std::map<ThreadKey, std::unordered_set<uint32_t>> pending;
+  // Node ids this Delta introduces, per thread (a thread may appear more than once),
+  // with their parents' ids.
+  std::map<ThreadKey, std::unordered_map<uint32_t, uint32_t>> pending;
   std::set<ThreadKey> exiting;
   for (const wire::ThreadDelta& thread : delta.threads()) {
     const ThreadKey key{thread.thread_index(), thread.tid()};
@@ -129,7 +130,7 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
       return Status::Error(fmt::format("{} sent data after its last (exited) delta",
                                        ThreadName(thread)));
     }
-    std::unordered_set<uint32_t>& fresh = pending[key];
+    std::unordered_map<uint32_t, uint32_t>& fresh = pending[key];
     auto defined = [&](uint32_t id) {
       return id == 0 || fresh.count(id) > 0 || (state != nullptr && state->node_map.count(id) > 0);
     };
@@ -139,7 +140,22 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
                                          ThreadName(thread)));
       }
       if (defined(node.id())) {
-        return Status::Error(fmt::format("{} defines node {} twice", ThreadName(thread), node.id()));
+        // A node announced again (an agent re-declares its nodes at the head of a spill
+        // file that starts mid-connection, so that the file can be imported alone) is
+        // the same calling context if its parent is the same: the first definition
+        // stays. Another parent is a protocol error.
+        bool same_parent = false;
+        if (auto f = fresh.find(node.id()); f != fresh.end()) {
+          same_parent = f->second == node.parent();
+        } else if (node.parent() == 0 || fresh.count(node.parent()) == 0) {
+          const uint32_t merged_parent = node.parent() == 0 ? 0 : state->node_map.at(node.parent());
+          same_parent = nodes_[state->node_map.at(node.id())].parent == merged_parent;
+        }
+        if (!same_parent) {
+          return Status::Error(fmt::format("{} defines node {} twice, with different parents", ThreadName(thread),
+                                           node.id()));
+        }
+        continue;
       }
       if (!defined(node.parent())) {
         return Status::Error(fmt::format("{}: node {} refers to unknown parent node {}",
@@ -154,7 +170,7 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
         return Status::Error(fmt::format("{}: node {} refers to unknown load module {}",
                                          ThreadName(thread), node.id(), node.module_id()));
       }
-      fresh.insert(node.id());
+      fresh.emplace(node.id(), node.parent());
     }
     for (const wire::NodeMetrics& metrics : thread.metrics()) {
       if (!defined(metrics.node())) {
@@ -212,6 +228,7 @@ void Session::MergeDelta(const wire::Delta& delta) {
     state.thread_index = thread.thread_index();
     if (!thread.name().empty()) state.name = thread.name();
     for (const wire::NewNode& node : thread.nodes()) {
+      if (state.node_map.count(node.id()) != 0) continue;  // announced again (see ValidateDelta)
       const uint32_t parent = node.parent() == 0 ? 0 : state.node_map.at(node.parent());
       state.node_map.emplace(node.id(), MergedChild(parent, node));
     }

@@ -224,11 +224,31 @@ TEST(SessionTest, UnknownModuleIsRefused) {
                 "unknown load module 9");
 }
 
-TEST(SessionTest, DuplicateNodeIsRefused) {
+TEST(SessionTest, NodeRedefinedWithAnotherParentIsRefused) {
   ExpectRefused(DeltaWithValidPartThen([](wire::ThreadDelta* t, wire::Delta*) {
-                  AddNode(t, 5, 0, 1, 0x10);
+                  AddNode(t, 5, 6, 1, 0x10);
                 }),
-                "defines node 5 twice");
+                "defines node 5 twice, with different parents");
+}
+
+// An agent re-declares its nodes at the head of a spill file that starts mid-connection
+// (so the file can be imported alone); the frames after it may announce some again.
+TEST(SessionTest, NodeAnnouncedAgainWithTheSameParentChangesNothing) {
+  Session s;
+  ASSERT_TRUE(s.Apply(Hello(42)).ok());
+  ASSERT_TRUE(s.Apply(TwoThreadDelta()).ok());
+  const Paths before = PathsOf(Build(s));
+  wire::AgentMessage again;
+  wire::ThreadDelta* t = AddThread(again.mutable_delta(), 101, 1, "worker");
+  AddNode(t, 5, 0, 1, 0x10);
+  AddNode(t, 6, 5, 1, 0x20);
+  AddNode(t, 6, 5, 1, 0x20);  // twice in one delta as well
+  AddNode(t, 9, 6, 1, 0x50);  // and a new one under them
+  AddMetrics(t, 9, {1, 10});
+  ASSERT_TRUE(s.Apply(again).ok());
+  Paths after = PathsOf(Build(s));
+  EXPECT_EQ(after.size(), before.size() + 1);
+  for (const auto& [path, values] : before) EXPECT_EQ(after[path], values) << path;
 }
 
 TEST(SessionTest, MetricsForUnknownNodeAreRefused) {

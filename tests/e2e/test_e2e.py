@@ -12,9 +12,11 @@ import os
 import random
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -23,6 +25,7 @@ PROGRAMS = os.environ.get("E2E_PROGRAMS", "")
 CILKPROF = os.path.join(BIN, "cilkprof")
 CILKPROF_RUN = os.path.join(BIN, "cilkprof-run")
 CILKPROFD = os.path.join(BIN, "cilkprofd")
+AGENT = os.environ.get("CILKPROF_AGENT", "")
 
 
 def program(name):
@@ -245,6 +248,61 @@ class UnderscoreExitTest(unittest.TestCase):
 
     def test_underscore_exit_from_a_signal_handler(self):
         self.check("handler", 5)
+
+
+class SpillMidConnectionTest(unittest.TestCase):
+    """The aggregator goes away after it received data: the spill file the agent writes
+    from then on can be imported alone (it declares again what the aggregator had)."""
+
+    def test_spill_started_mid_connection_imports_alone(self):
+        d = ProfileDir()
+        try:
+            sock_path = d.file("hangs-up.sock")
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind(sock_path)
+            server.listen(1)
+            got = {}
+
+            def take_two_frames_and_hang_up():
+                conn, _ = server.accept()
+                buf = b""
+                frames = 0
+                while frames < 2:  # the Hello and the first Delta, in full
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+                    while len(buf) >= 4:
+                        size = struct.unpack("<I", buf[:4])[0]
+                        if len(buf) < 4 + size:
+                            break
+                        buf = buf[4 + size:]
+                        frames += 1
+                got["frames"] = frames
+                conn.close()
+                server.close()
+
+            listener = threading.Thread(target=take_two_frames_and_hang_up)
+            listener.start()
+            env = dict(os.environ)
+            for name in list(env):
+                if name.startswith("CILKPROF_"):
+                    del env[name]
+            env.update({"LD_PRELOAD": AGENT, "CILKPROF_SOCKET": sock_path, "CILKPROF_SPILL_DIR": d.path,
+                        "CILKPROF_FLUSH_MS": "50", "UNITS": "60"})
+            proc = subprocess.run([program("e2e_shape")], env=env, capture_output=True, text=True, timeout=240)
+            listener.join(timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(got.get("frames"), 2, "the stand-in aggregator did not get a Hello and a Delta")
+            spills = glob.glob(os.path.join(d.path, "cilkprof-*.spill"))
+            self.assertEqual(len(spills), 1, proc.stderr)
+            out = d.file("imported.cilkprof")
+            run([CILKPROF, "import", "-o", out, spills[0]])
+            tree = view_json(out)
+            self.assertTrue(has_chain(tree, ["main", "a", "b"]) or has_chain(tree, ["a", "b"]),
+                            "the imported spill lost the call paths")
+        finally:
+            d.cleanup()
 
 
 class DaemonUnderGarbageTest(unittest.TestCase):
