@@ -143,6 +143,41 @@ TEST_P(WorkSpanEndToEnd, RandomProgramWithRegionsIsExact) {
   EXPECT_GT(with_regions, 0);  // the seeds are chosen to have regions
 }
 
+// --strands: the strand table through the whole pipeline. The strands partition the
+// work and the critical path exactly (counter clock), and the call-site figures are
+// the same as without strands.
+TEST_P(WorkSpanEndToEnd, StrandsAddUpToWorkAndSpan) {
+  TempDir dir;
+  const std::string profile = Profile(dir, {CILKPROF_TEST_PROGRAM, "fib", "12"}, GetParam(),
+                                      {"CILKPROF_WS_CLOCK=counter", "CILKPROF_BURDEN=0"}, {"--strands"});
+  const workspan_test::Expected e = workspan_test::Reference(workspan_test::FibProgram(12), 0, 0, kFactors);
+  const Json summary = JsonOf({CILKPROF_TEST_CILKPROF, "summary", "--format", "json", profile});
+  ASSERT_TRUE(summary.is_object());
+  EXPECT_EQ(summary["work"].get<double>(), static_cast<double>(e.work));
+  EXPECT_EQ(summary["span"].get<double>(), static_cast<double>(e.span));
+  const Json strands = JsonOf({CILKPROF_TEST_CILKPROF, "view", "strands", "--format", "json", profile});
+  ASSERT_TRUE(strands.is_array());
+  ASSERT_FALSE(strands.empty());
+  double work = 0, span = 0;
+  for (const Json& s : strands) {
+    work += s["work_on_work"].get<double>();
+    span += s["span_on_span"].get<double>();
+    EXPECT_EQ(s["work_on_work"], s["span_on_work"]);
+    EXPECT_GT(s["count"].get<uint64_t>(), 0u);
+    EXPECT_NE(s["start_point"].get<std::string>(), "?");
+    EXPECT_NE(s["end_point"].get<std::string>(), "?");
+  }
+  EXPECT_EQ(work, static_cast<double>(e.work));
+  EXPECT_EQ(span, static_cast<double>(e.span));
+  // Call sites are unchanged by the strand table sharing their ids and profiles.
+  const Json sites = JsonOf({CILKPROF_TEST_CILKPROF, "view", "callsites", "--format", "json", profile});
+  ASSERT_TRUE(sites.is_array());
+  for (const Json& site : sites) EXPECT_NE(site["kind"].get<std::string>(), "strand");
+  const ToolResult bad_sort = RunTool({CILKPROF_TEST_CILKPROF, "view", "strands", "--sort", "nope", profile});
+  EXPECT_EQ(bad_sort.exit_code, 2);
+  EXPECT_NE(bad_sort.err.find("unknown --sort column"), std::string::npos) << bad_sort.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Workers, WorkSpanEndToEnd, ::testing::Values("1", "2"),
                          [](const auto& info) { return "workers_" + info.param; });
 
@@ -154,6 +189,20 @@ TEST(WorkSpanEndToEndOptions, NoWorkspanTurnsTheInstrumentationOff) {
   EXPECT_NE(view.err.find("has no work/span data"), std::string::npos) << view.err;
   const Json summary = JsonOf({CILKPROF_TEST_CILKPROF, "summary", "--format", "json", profile});
   EXPECT_FALSE(summary.contains("span"));
+  const ToolResult strands = RunTool({CILKPROF_TEST_CILKPROF, "view", "strands", profile});
+  EXPECT_EQ(strands.exit_code, 1);
+  EXPECT_NE(strands.err.find("--strands"), std::string::npos) << strands.err;
+}
+
+TEST(WorkSpanEndToEndOptions, WithoutStrandsTheStrandViewSaysHowToGetThem) {
+  TempDir dir;
+  const std::string profile = Profile(dir, {CILKPROF_TEST_PROGRAM, "fib", "10"}, "1");
+  const ToolResult view = RunTool({CILKPROF_TEST_CILKPROF, "view", "strands", profile});
+  EXPECT_EQ(view.exit_code, 1);
+  EXPECT_NE(view.err.find("has no strand data; record it with `cilkprof run --strands`"), std::string::npos)
+      << view.err;
+  const ToolResult both = RunTool({CILKPROF_TEST_CILKPROF_RUN, "--strands", "--no-workspan", "--", "true"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
 }
 
 // The thesis' Figure 1-1: bar has the lowest parallelism and the largest share of
