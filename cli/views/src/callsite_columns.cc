@@ -1,5 +1,6 @@
 // Joining the work/span call-site table to the address-level tree (callsite_columns.h).
 #include "cilkprof/views/callsite_columns.h"
+#include "cilkprof/views/workspan.h"
 
 #include <algorithm>
 #include <map>
@@ -41,10 +42,6 @@ std::optional<FunctionKey> FunctionOf(const profile::Profile& p, uint32_t locati
   if (outer.function().empty() || outer.function() == "??") return std::nullopt;
   const profile::Module* module = ModuleOf(p, l);
   return FunctionKey{module ? module->path() : "", outer.function(), outer.function_file(), outer.function_line()};
-}
-
-bool IsLibraryFunction(const std::string& name) {
-  return name.rfind("cilk::", 0) == 0 || name.rfind("void cilk::", 0) == 0;
 }
 
 uint32_t ParentOf(const profile::Profile& p, int i) {
@@ -97,13 +94,7 @@ CallSiteTable CallSiteTableOf(const profile::Profile& p) {
 const profile::SourceFrame* CallSiteUserFrame(const profile::Profile& p, uint32_t site) {
   if (!p.has_workspan() || site >= static_cast<uint32_t>(p.workspan().call_sites_size())) return nullptr;
   const uint32_t location = p.workspan().call_sites(static_cast<int>(site)).location();
-  if (!ValidLocation(p, location)) return nullptr;
-  const auto& frames = p.locations(static_cast<int>(location)).frames();
-  if (frames.empty()) return nullptr;
-  for (int i = frames.size() - 1; i >= 0; --i) {
-    if (!IsLibraryFunction(frames[i].function())) return &frames[i];
-  }
-  return &frames[0];
+  return UserFrameAt(p, location);  // the frame `view callsites` shows (workspan.h)
 }
 
 void UniteCallSites(std::vector<uint32_t>* to, const std::vector<uint32_t>& from) {
