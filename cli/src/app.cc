@@ -202,6 +202,15 @@ void PrintError(const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", g_tool.c_str(), message.c_str());
 }
 
+int WriteStdout(const std::string& text, const std::string& what) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) {
+    PrintError("cannot write " + what + " to standard output");
+    return kExitFailure;
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv, Entry entry) {
   g_tool = entry == Entry::kCilkprofRun ? "cilkprof-run" : "cilkprof";
   try {

@@ -21,14 +21,7 @@ int RunExport(const ExportArgs& args) {
     PrintError(args.profile + " " + csv.status().message());
     return kExitFailure;
   }
-  if (args.output.empty()) {
-    std::fwrite(csv->data(), 1, csv->size(), stdout);
-    if (std::fflush(stdout) != 0) {
-      PrintError("cannot write the CSV to standard output");
-      return kExitFailure;
-    }
-    return 0;
-  }
+  if (args.output.empty()) return WriteStdout(*csv, "the CSV");
   std::FILE* file = std::fopen(args.output.c_str(), "w");
   if (file == nullptr) {
     PrintError("cannot create " + args.output + ": " + std::strerror(errno) + "; choose another -o path");

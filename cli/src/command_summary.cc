@@ -1,5 +1,4 @@
 // `cilkprof summary PROFILE [--format text|json]`.
-#include <cstdio>
 
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/views/summary.h"
@@ -20,8 +19,7 @@ int RunSummary(const SummaryArgs& args) {
       PrintError(args.profile + " " + what_if.status().message());
       return kExitFailure;
     }
-    std::fwrite(what_if->data(), 1, what_if->size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : kExitFailure;
+    return WriteStdout(*what_if, "the what-if table");
   }
   const views::ProfileSummary summary = views::Summarize(*profile, args.profile, args.top);
   std::string out = args.format == "json" ? views::RenderSummaryJson(summary, *profile)
@@ -31,12 +29,7 @@ int RunSummary(const SummaryArgs& args) {
     out = args.format == "json" ? views::AddWorkSpanToSummaryJson(out, *figures)
                                 : out + views::RenderWorkSpanText(*figures);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) {
-    PrintError("cannot write the summary to standard output");
-    return kExitFailure;
-  }
-  return 0;
+  return WriteStdout(out, "the summary");
 }
 
 }  // namespace cilkprof::cli

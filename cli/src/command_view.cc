@@ -1,5 +1,4 @@
 // `cilkprof view top-down|bottom-up|flat PROFILE` and `cilkprof summary PROFILE`.
-#include <cstdio>
 #include <iostream>
 
 #include "cilkprof/aggregator/profile_io.h"
@@ -64,12 +63,7 @@ int RunView(const ViewArgs& args) {
     views::ViewHeader header{args.profile, profile->process().executable(), profile->process().pid()};
     out = views::RenderText(pruned, kind, options, header);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) {
-    PrintError("cannot write the view to standard output");
-    return kExitFailure;
-  }
-  return 0;
+  return WriteStdout(out, "the view");
 }
 
 }  // namespace cilkprof::cli

@@ -23,6 +23,9 @@ inline constexpr int kExitNotFound = 127;
 
 // Prints "<tool>: <message>" on stderr; the tool name is "cilkprof" or "cilkprof-run".
 void PrintError(const std::string& message);
+// Writes `text` to standard output; on failure prints "cannot write <what> to standard
+// output" and returns kExitFailure, else 0.
+int WriteStdout(const std::string& text, const std::string& what);
 void SetToolName(const std::string& name);
 
 struct ViewArgs {
@@ -38,7 +41,7 @@ struct ViewArgs {
 };
 int RunView(const ViewArgs& args);
 int RunCallSitesView(const ViewArgs& args);  // `view callsites` (command_callsites.cc)
-int RunStrandsView(const ViewArgs& args);    // `view strands` (command_strands.cc)
+int RunStrandsView(const ViewArgs& args);    // `view strands` (command_callsites.cc)
 
 struct SummaryArgs {
   std::string profile;

@@ -1,4 +1,5 @@
 #include "cilkprof/views/render.h"
+#include "cilkprof/views/text_table.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -39,16 +40,6 @@ void PreOrder(const ViewTree& tree, Visit visit) {
 
 std::string PadLeft(const std::string& text, size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
-}
-
-std::string CsvField(const std::string& field) {
-  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-  std::string quoted = "\"";
-  for (char c : field) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "cilkprof/views/text_table.h"
 #include "cilkprof/views/units.h"
 #include "cilkprof/views/workspan.h"
 
@@ -122,14 +123,9 @@ std::string RenderStrandsText(const std::vector<StrandRow>& rows, const std::str
   for (const StrandRow& r : rows) largest = std::max(largest, r.work);
   const Scale scale = ChooseScale(unit, largest);
   const std::string suffix = scale.suffix.empty() ? "" : " (" + scale.suffix + ")";
-  struct Column {
-    std::string header;
-    bool left;
-    std::vector<std::string> cells;
-  };
-  std::vector<Column> columns = {{"work" + suffix, false, {}}, {"work %", false, {}},   {"span" + suffix, false, {}},
-                                 {"span %", false, {}},        {"count", false, {}},    {"from", true, {}},
-                                 {"to", true, {}},             {"function", true, {}}};
+  std::vector<TextColumn> columns = {{"work" + suffix, false, {}}, {"work %", false, {}}, {"span" + suffix, false, {}},
+                                     {"span %", false, {}},        {"count", false, {}},  {"from", true, {}},
+                                     {"to", true, {}},             {"function", true, {}}};
   char buf[64];
   for (const StrandRow& r : rows) {
     columns[0].cells.push_back(FormatScaled(r.work, scale));
@@ -143,30 +139,7 @@ std::string RenderStrandsText(const std::vector<StrandRow>& rows, const std::str
     columns[6].cells.push_back(Point(r.end_point, r.end_file, r.end_line));
     columns[7].cells.push_back(r.function);
   }
-  std::vector<size_t> width(columns.size());
-  for (size_t c = 0; c < columns.size(); ++c) {
-    width[c] = columns[c].header.size();
-    for (const std::string& cell : columns[c].cells) width[c] = std::max(width[c], cell.size());
-  }
-  std::string out;
-  auto line = [&](const std::function<const std::string&(size_t)>& cell) {
-    std::string text;
-    for (size_t c = 0; c < columns.size(); ++c) {
-      const std::string& v = cell(c);
-      const bool last = c + 1 == columns.size();
-      if (columns[c].left) {
-        text += v;
-        if (!last) text += std::string(width[c] - v.size(), ' ');
-      } else {
-        text += std::string(width[c] - v.size(), ' ') + v;
-      }
-      if (!last) text += "  ";
-    }
-    out += text + "\n";
-  };
-  line([&](size_t c) -> const std::string& { return columns[c].header; });
-  for (size_t r = 0; r < rows.size(); ++r) line([&](size_t c) -> const std::string& { return columns[c].cells[r]; });
-  return out;
+  return RenderTextTable(columns);
 }
 
 std::string RenderStrandsJson(const std::vector<StrandRow>& rows) {
@@ -191,20 +164,6 @@ std::string RenderStrandsJson(const std::vector<StrandRow>& rows) {
   }
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
-
-namespace {
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
-}  // namespace
 
 std::string RenderStrandsCsv(const std::vector<StrandRow>& rows) {
   std::string out =

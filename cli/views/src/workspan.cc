@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "cilkprof/views/text_table.h"
 #include "cilkprof/views/units.h"
 
 namespace cilkprof::views {
@@ -192,12 +193,7 @@ std::string RenderCallSitesText(const std::vector<CallSiteRow>& rows, const std:
   for (const CallSiteRow& r : rows) largest = std::max(largest, r.work_on_work);
   const Scale scale = ChooseScale(unit, largest);
   const std::string suffix = scale.suffix.empty() ? "" : " (" + scale.suffix + ")";
-  struct Column {
-    std::string header;
-    bool left;
-    std::vector<std::string> cells;
-  };
-  std::vector<Column> columns = {
+  std::vector<TextColumn> columns = {
       {"work-on-work" + suffix, false, {}}, {"span-on-work" + suffix, false, {}},
       {"work-on-span" + suffix, false, {}}, {"span-on-span" + suffix, false, {}},
       {"parallelism", false, {}},           {"span %", false, {}},
@@ -220,29 +216,7 @@ std::string RenderCallSitesText(const std::vector<CallSiteRow>& rows, const std:
     columns[9].cells.push_back(r.callee);
     columns[10].cells.push_back(r.file.empty() ? "??" : r.file + ":" + std::to_string(r.line));
   }
-  std::string out;
-  std::vector<size_t> width(columns.size());
-  for (size_t c = 0; c < columns.size(); ++c) {
-    width[c] = columns[c].header.size();
-    for (const std::string& cell : columns[c].cells) width[c] = std::max(width[c], cell.size());
-  }
-  auto line = [&](const std::function<const std::string&(size_t)>& cell) {
-    std::string text;
-    for (size_t c = 0; c < columns.size(); ++c) {
-      const std::string& v = cell(c);
-      const bool last = c + 1 == columns.size();
-      if (columns[c].left) {
-        text += v;
-        if (!last) text += std::string(width[c] - v.size(), ' ');
-      } else {
-        text += std::string(width[c] - v.size(), ' ') + v;
-      }
-      if (!last) text += "  ";
-    }
-    out += text + "\n";
-  };
-  line([&](size_t c) -> const std::string& { return columns[c].header; });
-  for (size_t r = 0; r < rows.size(); ++r) line([&](size_t c) -> const std::string& { return columns[c].cells[r]; });
+  std::string out = RenderTextTable(columns);
   if (rows.empty()) out += "(no call sites)\n";
   return out;
 }
@@ -266,20 +240,6 @@ std::string RenderCallSitesJson(const std::vector<CallSiteRow>& rows) {
   }
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
-
-namespace {
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
-}  // namespace
 
 std::string RenderCallSitesCsv(const std::vector<CallSiteRow>& rows) {
   std::string out =
