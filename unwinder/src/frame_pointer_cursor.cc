@@ -23,6 +23,7 @@ bool FramePointerCursor::InitFromContext(const ucontext_t* context) {
   sp_ = static_cast<uintptr_t>(g[REG_RSP]);
   fp_ = static_cast<uintptr_t>(g[REG_RBP]);
   leaf_return_address_ = 0;
+  pushed_ = next_caller_ = 0;
   pc_is_return_address_ = false;
   return true;
 }
@@ -45,11 +46,42 @@ bool FramePointerCursor::InitFromSavedRegs(const cilkprof_saved_regs_t& regs) {
   sp_ = regs.sp;
   fp_ = regs.fp;
   leaf_return_address_ = 0;
+  pushed_ = next_caller_ = 0;
   pc_is_return_address_ = true;
   return true;
 }
 
+namespace {
+
+// The checks Step() makes on a frame record at fp for a frame whose sp is `sp`.
+bool ValidRecord(uintptr_t fp, uintptr_t sp) {
+  if (fp < kLowestFrameAddress || (fp & 7) != 0 || fp < sp) return false;
+  const StackBounds stack = CurrentThreadStack();
+  if (stack.Contains(sp)) return fp <= stack.hi - 16;
+  return fp - sp <= kMaxFrameSpan;
+}
+
+}  // namespace
+
+bool FramePointerCursor::PeekCaller(uintptr_t* return_address) const {
+  return PeekCallerOf(fp_, sp_, return_address);
+}
+
+bool FramePointerCursor::PeekCallerOf(uintptr_t fp, uintptr_t sp, uintptr_t* return_address) {
+  if (!ValidRecord(fp, sp)) return false;
+  *return_address = reinterpret_cast<const volatile uintptr_t*>(fp)[1];
+  return *return_address != 0;
+}
+
 StepResult FramePointerCursor::Step() {
+  if (next_caller_ < pushed_) {
+    const Regs& caller = callers_[next_caller_++];
+    pc_ = caller.pc;
+    sp_ = caller.sp;
+    fp_ = caller.fp;
+    pc_is_return_address_ = true;
+    return StepResult::kOk;
+  }
   if (leaf_return_address_ != 0) {
     // A frameless frame: its caller's return address is at [sp] and rbp still holds
     // the caller's frame pointer.

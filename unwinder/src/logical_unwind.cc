@@ -221,6 +221,7 @@ void GuardedDwarfWalk(void* arg) {
 struct FramePointerWalk {
   FramePointerCursor cursor;
   WalkState* state;
+  volatile bool frameless_first_frame = false;  // see HandOverFramelessFirstFrame
 };
 
 void GuardedLeafProbe(void* arg) { static_cast<FramePointerWalk*>(arg)->cursor.ProbeFramelessLeaf(); }
@@ -246,6 +247,44 @@ void HandOverPastRuntimeFrames(FramePointerWalk* walk) {
   walk->cursor.InitFromSavedRegs(regs);
 }
 
+// Frame-pointer mode, interrupted in a frameless function (a library built without
+// frame pointers, e.g. libm's __sincos_fma or glibc's malloc, that uses rbp as a
+// general register): the rbp chain would start from garbage. When the first record
+// fails Step()'s checks, its return address is not preceded by a call, or reading them
+// faults, the frames are stepped with their DWARF CFI until one has a plausible frame
+// record (at most FramePointerCursor::kMaxPushedCallers), and the rbp walk goes on
+// from there. Costs two reads when the first record looks right. Runtime code is left
+// to HandOverPastRuntimeFrames.
+void GuardedFramelessCheck(void* arg) {
+  auto* walk = static_cast<FramePointerWalk*>(arg);
+  const FramePointerCursor& cursor = walk->cursor;
+  if (cursor.pc_is_return_address() || cursor.has_caller_override() || Elided(*walk->state->request, cursor.pc())) {
+    return;
+  }
+  walk->frameless_first_frame = true;  // stays so if a read below faults
+  uintptr_t return_address = 0;
+  if (cursor.PeekCaller(&return_address) && PlausibleReturnAddress(return_address)) {
+    walk->frameless_first_frame = false;
+  }
+}
+
+void GuardedDwarfFirstFrames(void* arg) {
+  auto* walk = static_cast<FramePointerWalk*>(arg);
+  DwarfCursor dwarf;
+  if (!dwarf.InitFromContext(walk->state->request->context)) return;
+  for (int i = 0; i < FramePointerCursor::kMaxPushedCallers; ++i) {
+    if (dwarf.Step() != StepResult::kOk || !dwarf.pc_is_return_address()) return;
+    // Pushed before the next (possibly faulting) read, so a fault keeps it.
+    walk->cursor.PushCaller(dwarf.pc(), dwarf.sp(), dwarf.fp());
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    uintptr_t return_address = 0;
+    if (FramePointerCursor::PeekCallerOf(dwarf.fp(), dwarf.sp(), &return_address) &&
+        PlausibleReturnAddress(return_address)) {
+      return;
+    }
+  }
+}
+
 void GuardedFramePointerWalk(void* arg) {
   auto* walk = static_cast<FramePointerWalk*>(arg);
   if (walk->state->start_at_spawn == nullptr) HandOverPastRuntimeFrames(walk);
@@ -269,6 +308,14 @@ GuardOutcome WalkFramePointers(WalkState* state) {
   if (state->request->probe_frameless_leaf && state->start_at_spawn == nullptr) {
     const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
     if (probe == GuardOutcome::kReentered) return probe;
+  }
+  if (state->start_at_spawn == nullptr) {
+    GuardOutcome check = RunGuarded(GuardedFramelessCheck, &walk);
+    if (check == GuardOutcome::kReentered) return check;
+    if (walk.frameless_first_frame) {
+      check = RunGuarded(GuardedDwarfFirstFrames, &walk);
+      if (check == GuardOutcome::kReentered) return check;
+    }
   }
   return RunGuarded(GuardedFramePointerWalk, &walk);
 }

@@ -87,6 +87,23 @@ class FramePointerCursor {
   void ProbeFramelessLeaf();
   static constexpr uintptr_t kMaxLeafBytes = uintptr_t{64} << 10;
 
+  // Right after InitFromContext, when the interrupted frame and maybe some of its
+  // callers are frameless (found by another unwinder): the next Step()s go to these
+  // caller frames, in the order pushed, before following rbp again from the last one.
+  // `pc` is a return address. At most kMaxPushedCallers; more are ignored.
+  static constexpr int kMaxPushedCallers = 16;
+  void PushCaller(uintptr_t pc, uintptr_t sp, uintptr_t fp) {
+    if (pushed_ == kMaxPushedCallers) return;
+    callers_[pushed_] = {pc, sp, fp};
+    ++pushed_;
+  }
+  // The caller the rbp chain gives for the current frame, without moving: false when
+  // the record fails the checks Step() makes. May fault: guarded callers only.
+  bool PeekCaller(uintptr_t* return_address) const;
+  // The same for a frame given by its fp and sp.
+  static bool PeekCallerOf(uintptr_t fp, uintptr_t sp, uintptr_t* return_address);
+  bool has_caller_override() const { return leaf_return_address_ != 0 || pushed_ != 0; }
+
   StepResult Step();
 
   uintptr_t pc() const { return pc_; }
@@ -99,6 +116,11 @@ class FramePointerCursor {
   uintptr_t sp_ = 0;
   uintptr_t fp_ = 0;
   uintptr_t leaf_return_address_ = 0;  // set by ProbeFramelessLeaf, used by one Step
+  struct Regs {
+    uintptr_t pc, sp, fp;
+  };
+  Regs callers_[kMaxPushedCallers];  // set by PushCaller, consumed by Step
+  int pushed_ = 0, next_caller_ = 0;
   bool pc_is_return_address_ = false;
 };
 
