@@ -222,8 +222,9 @@ class ForkAndExecTest(unittest.TestCase):
 
 
 class UnderscoreExitTest(unittest.TestCase):
-    """A program ending in _exit or _Exit (no atexit handlers), even from a signal handler,
-    before the agent's first periodic flush, keeps its samples and its exit status."""
+    """A program ending in _exit or _Exit (no atexit handlers), even from a signal handler
+    (SIGVTALRM after 0.4 s of CPU), before the agent's first periodic flush, keeps its
+    samples and its exit status."""
 
     def check(self, how, status):
         d = ProfileDir()
