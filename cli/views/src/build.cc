@@ -198,19 +198,16 @@ ViewTree BuildBottomUp(const ViewTree& top_down) {
         const ViewNode& context = top_down.nodes[n];
         if (!AnyNonZero(context.inclusive)) return false;
         std::vector<uint32_t> rows;
-        ViewNode probe = context;
-        probe.edge = Edge::kCall;  // a function's own row: how it was entered is below
-        probe.call_sites.clear();  // added below, outermost contexts only
-        uint32_t row = tree.FindOrAddChild(0, probe);
+        // A function's own row: how it was entered is below; its call sites are
+        // added below, outermost contexts only.
+        uint32_t row = tree.FindOrAddChildLike(0, context, Edge::kCall);
         rows.push_back(row);
         // Its callers, innermost first; each caller row carries the edge by which it
-        // entered the row above it ("[spawn] g" under f: g spawned f).
+        // entered the row above it ("[spawn] g" under f: g spawned f), and shows the
+        // function's sites, not its own.
         for (uint32_t below = n, caller = context.parent; caller != 0;
              below = caller, caller = top_down.nodes[caller].parent) {
-          ViewNode caller_probe = top_down.nodes[caller];
-          caller_probe.edge = top_down.nodes[below].edge;
-          caller_probe.call_sites.clear();  // a caller row shows the function's sites, not its own
-          row = tree.FindOrAddChild(row, caller_probe);
+          row = tree.FindOrAddChildLike(row, top_down.nodes[caller], top_down.nodes[below].edge);
           rows.push_back(row);
         }
         if (active.size() < tree.nodes.size()) active.resize(tree.nodes.size(), 0);

@@ -9,7 +9,7 @@ bool KeyHasFileAndLine(RowKind kind) {
   return kind == RowKind::kFile || kind == RowKind::kFunction || kind == RowKind::kLine;
 }
 
-std::string MergeKey(uint32_t parent, const ViewNode& node) {
+std::string MergeKey(uint32_t parent, const ViewNode& node, Edge edge) {
   std::string key = std::to_string(parent);
   key += '\x1f';
   key += std::to_string(static_cast<int>(node.kind));
@@ -18,7 +18,7 @@ std::string MergeKey(uint32_t parent, const ViewNode& node) {
   key += '\x1f';
   key += node.module;
   key += '\x1f';
-  key += node.edge == Edge::kSpawn ? 's' : 'c';
+  key += edge == Edge::kSpawn ? 's' : 'c';
   if (KeyHasFileAndLine(node.kind)) {
     key += '\x1f';
     key += node.file;
@@ -27,6 +27,8 @@ std::string MergeKey(uint32_t parent, const ViewNode& node) {
   }
   return key;
 }
+
+std::string MergeKey(uint32_t parent, const ViewNode& node) { return MergeKey(parent, node, node.edge); }
 
 }  // namespace
 
@@ -54,6 +56,23 @@ uint32_t ViewTree::FindOrAddChild(uint32_t parent, const ViewNode& probe) {
     return it->second;
   }
   return AddChild(parent, probe);
+}
+
+uint32_t ViewTree::FindOrAddChildLike(uint32_t parent, const ViewNode& source, Edge edge) {
+  auto it = child_index_.find(MergeKey(parent, source, edge));
+  if (it != child_index_.end()) {
+    nodes[it->second].inlined = nodes[it->second].inlined && source.inlined;
+    return it->second;
+  }
+  ViewNode node;
+  node.kind = source.kind;
+  node.name = source.name;
+  node.file = source.file;
+  node.line = source.line;
+  node.module = source.module;
+  node.edge = edge;
+  node.inlined = source.inlined;
+  return AddChild(parent, std::move(node));
 }
 
 void ViewTree::ComputeInclusiveFromExclusive() {

@@ -83,6 +83,9 @@ struct ViewTree {
   uint32_t AddChild(uint32_t parent, ViewNode node);
   // The child of `parent` with the same merge key as `probe`, created if missing.
   uint32_t FindOrAddChild(uint32_t parent, const ViewNode& probe);
+  // The same for a row like `source` entered by `edge`, without call sites (the
+  // bottom-up builder's caller rows): copies `source` only when the row is new.
+  uint32_t FindOrAddChildLike(uint32_t parent, const ViewNode& source, Edge edge);
   // Recomputes inclusive = exclusive + sum of children, bottom-up.
   void ComputeInclusiveFromExclusive();
   // A tree holding only the root with the metrics and totals of `like`.
