@@ -241,8 +241,8 @@ inline void RelaxedAdd(std::atomic<uint64_t>& a, uint64_t v) {
   a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
-[[gnu::always_inline]] inline void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span, uint64_t burdened_span,
-                  bool topmost) {
+[[gnu::always_inline]] inline void RecordOnWork(ThreadState& ts, uint32_t site, uint64_t work, uint64_t span,
+                                                uint64_t burdened_span, bool topmost) {
   OnWork* page = ts.pages[site / kPageSites].load(std::memory_order_relaxed);
   if (page == nullptr) {
     page = static_cast<OnWork*>(ts.pool.Allocate(sizeof(OnWork) * kPageSites));

@@ -1,8 +1,8 @@
 // The work/span engine: computes, online and with every worker running, the work and
 // span of a Cilk computation and, per call site, the Cilkprof metrics (work-on-work,
-// span-on-work, work-on-span, span-on-span of the top-most invocations), plus the
-// burdened span and the causal what-if spans of annotated regions. Design, models
-// and definitions: docs/WORKSPAN.md.
+// span-on-work, work-on-span, span-on-span of the top-most invocations), optionally
+// the same per strand (EngineConfig::strands), plus the burdened span and the causal
+// what-if spans of annotated regions. Design, models and definitions: docs/WORKSPAN.md.
 //
 // Units: "ticks" of the configured clock (TSC ticks, ns, or charged units); the
 // report converts them (see clock.h).
@@ -16,7 +16,8 @@
 //    64 blocks, a global spin lock when a top-level computation ends or a region
 //    name is first seen).
 //  - Memory: per live Cilk frame and per live spawned child one record, plus span
-//    profiles bounded by the number of call sites; never per spawn.
+//    profiles bounded by the number of call sites (and distinct strands); never per
+//    spawn.
 //  - Snapshot() may run at any time on any thread; totals of computations still
 //    running are not included in the whole-program figures and on-span values (they
 //    are added when the top-level computation ends); on-work values are added when
