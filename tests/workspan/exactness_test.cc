@@ -165,7 +165,9 @@ TEST(WorkSpanExactness, RandomSeriesParallelPrograms) {
   }
   // With 2 workers and children that wait for a thief, continuations are stolen
   // while their children run (the merge of views is exercised).
-  if (getenv("WORKSPAN_TEST_WAIT_FOR_THIEF") != nullptr) EXPECT_GT(stolen, 0u);
+  if (getenv("WORKSPAN_TEST_WAIT_FOR_THIEF") != nullptr) {
+    EXPECT_GT(stolen, 0u);
+  }
   std::printf("continuations stolen while the child ran: %lu\n", static_cast<unsigned long>(stolen));
 }
 
