@@ -1,5 +1,8 @@
 #include "cilkprof/views/view_tree.h"
 
+#include <cstdint>
+#include <functional>
+#include <string_view>
 #include <utility>
 
 namespace cilkprof::views {
@@ -9,31 +12,41 @@ bool KeyHasFileAndLine(RowKind kind) {
   return kind == RowKind::kFile || kind == RowKind::kFunction || kind == RowKind::kLine;
 }
 
-std::string MergeKey(uint32_t parent, const ViewNode& node, Edge edge) {
-  std::string key = std::to_string(parent);
-  key += '\x1f';
-  key += std::to_string(static_cast<int>(node.kind));
-  key += '\x1f';
-  key += node.name;
-  key += '\x1f';
-  key += node.module;
-  key += '\x1f';
-  key += edge == Edge::kSpawn ? 's' : 'c';
+// The merge key of a row (see view_tree.h): its parent, kind, function, module and
+// edge, and for flat file, function and line rows the file (and the line).
+uint64_t KeyHash(uint32_t parent, const ViewNode& node, Edge edge) {
+  uint64_t h = std::hash<std::string_view>{}(node.name);
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001B3ull + (h >> 29); };
+  mix(parent);
+  mix(static_cast<uint64_t>(node.kind));
+  mix(std::hash<std::string_view>{}(node.module));
+  mix(edge == Edge::kSpawn ? 1 : 2);
   if (KeyHasFileAndLine(node.kind)) {
-    key += '\x1f';
-    key += node.file;
-    key += '\x1f';
-    key += node.kind == RowKind::kLine ? std::to_string(node.line) : std::string();
+    mix(std::hash<std::string_view>{}(node.file));
+    if (node.kind == RowKind::kLine) mix(node.line);
   }
-  return key;
+  return h;
 }
 
-std::string MergeKey(uint32_t parent, const ViewNode& node) { return MergeKey(parent, node, node.edge); }
+bool SameKey(const ViewNode& row, const ViewNode& probe, Edge edge) {
+  if (row.kind != probe.kind || row.edge != edge || row.name != probe.name || row.module != probe.module) return false;
+  if (!KeyHasFileAndLine(probe.kind)) return true;
+  return row.file == probe.file && (probe.kind != RowKind::kLine || row.line == probe.line);
+}
 
 }  // namespace
 
-bool SameMergeKey(const ViewNode& a, const ViewNode& b) {
-  return MergeKey(0, a) == MergeKey(0, b);
+bool SameMergeKey(const ViewNode& a, const ViewNode& b) { return SameKey(a, b, b.edge); }
+
+uint32_t ViewTree::FindChild(uint32_t parent, const ViewNode& probe, Edge edge) const {
+  // The first row added wins when several share the key (AddChild does not merge).
+  uint32_t found = UINT32_MAX;
+  const auto [first, last] = child_index_.equal_range(KeyHash(parent, probe, edge));
+  for (auto it = first; it != last; ++it) {
+    const ViewNode& row = nodes[it->second];
+    if (it->second < found && row.parent == parent && SameKey(row, probe, edge)) found = it->second;
+  }
+  return found;
 }
 
 uint32_t ViewTree::AddChild(uint32_t parent, ViewNode node) {
@@ -42,27 +55,27 @@ uint32_t ViewTree::AddChild(uint32_t parent, ViewNode node) {
   node.children.clear();
   node.inclusive.assign(metrics.size(), 0.0);
   node.exclusive.assign(metrics.size(), 0.0);
-  child_index_.emplace(MergeKey(parent, node), index);
+  child_index_.emplace(KeyHash(parent, node, node.edge), index);
   nodes.push_back(std::move(node));
   nodes[parent].children.push_back(index);
   return index;
 }
 
 uint32_t ViewTree::FindOrAddChild(uint32_t parent, const ViewNode& probe) {
-  auto it = child_index_.find(MergeKey(parent, probe));
-  if (it != child_index_.end()) {
+  const uint32_t found = FindChild(parent, probe, probe.edge);
+  if (found != UINT32_MAX) {
     // A merged row is inlined only if everything folded into it was.
-    nodes[it->second].inlined = nodes[it->second].inlined && probe.inlined;
-    return it->second;
+    nodes[found].inlined = nodes[found].inlined && probe.inlined;
+    return found;
   }
   return AddChild(parent, probe);
 }
 
 uint32_t ViewTree::FindOrAddChildLike(uint32_t parent, const ViewNode& source, Edge edge) {
-  auto it = child_index_.find(MergeKey(parent, source, edge));
-  if (it != child_index_.end()) {
-    nodes[it->second].inlined = nodes[it->second].inlined && source.inlined;
-    return it->second;
+  const uint32_t found = FindChild(parent, source, edge);
+  if (found != UINT32_MAX) {
+    nodes[found].inlined = nodes[found].inlined && source.inlined;
+    return found;
   }
   ViewNode node;
   node.kind = source.kind;

@@ -92,8 +92,11 @@ struct ViewTree {
   static ViewTree EmptyLike(const ViewTree& like);
 
  private:
-  // (parent, merge key) -> child, so that merging stays linear in wide trees.
-  std::unordered_map<std::string, uint32_t> child_index_;
+  // Finds the child of `parent` with the merge key of (`probe`, `edge`); none: UINT32_MAX.
+  uint32_t FindChild(uint32_t parent, const ViewNode& probe, Edge edge) const;
+  // hash of (parent, merge key) -> children with that hash, so that merging stays
+  // linear in wide trees without building a key string per lookup.
+  std::unordered_multimap<uint64_t, uint32_t> child_index_;
 };
 
 // Two sibling rows merge when these agree: (kind, function, module, edge), and for
