@@ -146,17 +146,27 @@ class Connection final : public ConnectionBase,
   }
 
   // At shutdown, the bytes the agent already sent are merged first: they sit in the
-  // socket's receive buffer and would otherwise be lost.
+  // socket's receive buffer, or in buffer_ if the pending read already took them, and
+  // would otherwise be lost. So the pending read is cancelled rather than bypassed: its
+  // handler (with the bytes it took, or aborted) sees closing_ and merges the rest.
+  // A connection that has not ended always has a read pending, or its completion or
+  // its first ReadMore queued on the strand, so the handler always comes.
   void Close() override {
     asio::dispatch(socket_.get_executor(), [self = this->shared_from_this()] {
       if (self->ended_) return;
       self->closing_ = true;
-      self->MergeBufferedThenEnd();
+      boost::system::error_code ignored;
+      self->socket_.cancel(ignored);
     });
   }
 
  private:
   void ReadMore() {
+    if (ended_) return;
+    if (closing_) {  // shutdown: no more waiting for the agent
+      MergeBufferedThenEnd();
+      return;
+    }
     socket_.async_read_some(asio::buffer(buffer_),
                             [self = this->shared_from_this()](boost::system::error_code ec,
                                                               size_t n) { self->OnRead(ec, n); });
@@ -176,7 +186,9 @@ class Connection final : public ConnectionBase,
       } else {
         End();
       }
-    } else if (closing_ || ec == asio::error::operation_aborted) {
+    } else if (closing_) {
+      MergeBufferedThenEnd();
+    } else if (ec == asio::error::operation_aborted) {
       End();
     } else {
       if (uint64_t suppressed = 0; server_->warning_limiter().Allow(&suppressed)) {
