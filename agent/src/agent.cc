@@ -65,22 +65,30 @@ bool ArmAllLiveThreads() {
 
 // Stops sampling, sends what is left and a Goodbye, waits a bounded time for the
 // aggregator, closes. Returns false when there was nothing to do.
-bool FinishConnection(const char* reason) {
-  if (!AgentActive()) return false;
-  __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
-  StopFlusher();
+// With sampling stopped and the flusher not flushing any more (joined, or the calling
+// thread itself): the final flush, the Goodbye, a bounded wait for the aggregator, and
+// the end of the connection.
+void FlushAndSayGoodbye(const char* reason) {
+  AgentState& s = *g_state;
   DisarmAllThreads();
   DrainPendingSamples();
-  pthread_mutex_lock(&g_state->flush_mu);
+  pthread_mutex_lock(&s.flush_mu);
   FlushLocked();
   GoodbyeMsg goodbye;
   goodbye.end_unix_ns = UnixNowNs();
   goodbye.reason = reason;
-  g_state->transport.Enqueue(EncodeGoodbyeFrame(goodbye));
-  g_state->transport.Drain(kExitDrainMs);
-  g_state->transport.Close();
-  g_state->shut_down = true;
-  pthread_mutex_unlock(&g_state->flush_mu);
+  s.transport.Enqueue(EncodeGoodbyeFrame(goodbye));
+  s.transport.Drain(kExitDrainMs);
+  s.transport.Close();
+  __atomic_store_n(&s.shut_down, true, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&s.flush_mu);
+}
+
+bool FinishConnection(const char* reason) {
+  if (!AgentActive()) return false;
+  __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
+  StopFlusher();
+  FlushAndSayGoodbye(reason);
   return true;
 }
 
@@ -274,20 +282,8 @@ void FinishBeforeUnderscoreExit() {
 }
 
 void FinishOnFlusherForUnderscoreExit() {
-  AgentState& s = *g_state;
-  DisarmAllThreads();
-  DrainPendingSamples();
-  pthread_mutex_lock(&s.flush_mu);
-  FlushLocked();
-  GoodbyeMsg goodbye;
-  goodbye.end_unix_ns = UnixNowNs();
-  goodbye.reason = "exit";
-  s.transport.Enqueue(EncodeGoodbyeFrame(goodbye));
-  s.transport.Drain(kExitDrainMs);
-  s.transport.Close();
-  __atomic_store_n(&s.shut_down, true, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&s.flush_mu);
-  __atomic_store_n(&s.exit_flushed, 1, __ATOMIC_RELEASE);
+  FlushAndSayGoodbye("exit");  // the exiting thread stopped sampling already
+  __atomic_store_n(&g_state->exit_flushed, 1, __ATOMIC_RELEASE);
 }
 
 bool AgentActive() {
