@@ -14,6 +14,16 @@ constexpr uintptr_t kMaxFrameSpan = uintptr_t{8} << 20;
 // below this is not a frame record but the end of the chain of framed code.
 constexpr uintptr_t kLowestFrameAddress = uintptr_t{64} << 10;
 
+// Whether [fp, fp + 16) can be the frame record of a frame whose sp is `sp`: above
+// the chain's end marker, aligned, at or above sp, and inside the thread's stack when
+// the frame is on it (fibers are bounded only by a sane frame size).
+bool ValidRecord(uintptr_t fp, uintptr_t sp) {
+  if (fp < kLowestFrameAddress || (fp & 7) != 0 || fp < sp) return false;
+  const StackBounds stack = CurrentThreadStack();
+  if (stack.Contains(sp)) return fp <= stack.hi - 16;
+  return fp - sp <= kMaxFrameSpan;
+}
+
 }  // namespace
 
 bool FramePointerCursor::InitFromContext(const ucontext_t* context) {
@@ -51,18 +61,6 @@ bool FramePointerCursor::InitFromSavedRegs(const cilkprof_saved_regs_t& regs) {
   return true;
 }
 
-namespace {
-
-// The checks Step() makes on a frame record at fp for a frame whose sp is `sp`.
-bool ValidRecord(uintptr_t fp, uintptr_t sp) {
-  if (fp < kLowestFrameAddress || (fp & 7) != 0 || fp < sp) return false;
-  const StackBounds stack = CurrentThreadStack();
-  if (stack.Contains(sp)) return fp <= stack.hi - 16;
-  return fp - sp <= kMaxFrameSpan;
-}
-
-}  // namespace
-
 bool FramePointerCursor::PeekCaller(uintptr_t* return_address) const {
   return PeekCallerOf(fp_, sp_, return_address);
 }
@@ -93,16 +91,7 @@ StepResult FramePointerCursor::Step() {
   }
   const uintptr_t fp = fp_;
   if (fp < kLowestFrameAddress) return StepResult::kEnd;
-  // The record [fp, fp + 16) must be aligned and lie at or above this frame's sp ...
-  if ((fp & 7) != 0 || fp < sp_) return StepResult::kBadFrame;
-  // ... and inside the thread's stack when the frame is on it; fibers are bounded only
-  // by a sane frame size.
-  const StackBounds stack = CurrentThreadStack();
-  if (stack.Contains(sp_)) {
-    if (fp > stack.hi - 16) return StepResult::kBadFrame;
-  } else if (fp - sp_ > kMaxFrameSpan) {
-    return StepResult::kBadFrame;
-  }
+  if (!ValidRecord(fp, sp_)) return StepResult::kBadFrame;
   const auto* record = reinterpret_cast<const volatile uintptr_t*>(fp);
   const uintptr_t next_fp = record[0];
   const uintptr_t return_address = record[1];
