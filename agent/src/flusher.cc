@@ -129,9 +129,7 @@ std::string RedeclarationFrames() {
   AgentState& s = *g_state;
   std::string frames;
   DeltaMsg delta;
-  for (const ModuleInfo& m : s.modules.modules()) {
-    delta.modules.push_back(LoadModuleMsg{m.id, m.path, m.build_id, m.load_bias, m.start, m.end, m.unloaded});
-  }
+  delta.modules = s.modules.Declarations();
   pthread_mutex_lock(&s.registry_mu);
   for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
     std::vector<NewNodeMsg> nodes;
@@ -143,7 +141,8 @@ std::string RedeclarationFrames() {
       d.tid = static_cast<uint32_t>(t->tid);
       d.thread_index = t->thread_index;
       const size_t to = std::min(nodes.size(), from + kMaxEntriesPerBatch);
-      d.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(from), nodes.begin() + static_cast<std::ptrdiff_t>(to));
+      d.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(from),
+                     nodes.begin() + static_cast<std::ptrdiff_t>(to));
       delta.threads.push_back(std::move(d));
       frames += EncodeDeltaFrame(delta);
       delta = DeltaMsg();

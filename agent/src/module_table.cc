@@ -168,13 +168,26 @@ ResolvedPc ModuleTable::Resolve(uintptr_t pc) {
   return ResolvedPc{m->id, pc - m->load_bias};
 }
 
+namespace {
+
+LoadModuleMsg Announcement(const ModuleInfo& m) {
+  return LoadModuleMsg{m.id, m.path, m.build_id, m.load_bias, m.start, m.end, m.unloaded};
+}
+
+}  // namespace
+
+std::vector<LoadModuleMsg> ModuleTable::Declarations() const {
+  std::vector<LoadModuleMsg> all;
+  for (const ModuleInfo& m : modules_) all.push_back(Announcement(m));
+  return all;
+}
+
 std::vector<LoadModuleMsg> ModuleTable::TakeChanges() {
   std::vector<LoadModuleMsg> changes;
   for (ModuleInfo& m : modules_) {
     if (m.announced) continue;
     m.announced = true;
-    changes.push_back(LoadModuleMsg{m.id, m.path, m.build_id, m.load_bias, m.start, m.end,
-                                    m.unloaded});
+    changes.push_back(Announcement(m));
   }
   // An unloaded module has been announced as such: nothing refers to it any more.
   modules_.erase(std::remove_if(modules_.begin(), modules_.end(),

@@ -43,6 +43,9 @@ class ModuleTable : public PcResolver {
   std::vector<LoadModuleMsg> TakeChanges();
   // A new connection: announce every module again (unloaded ones are forgotten).
   void ResendAll();
+  // Every module this table still holds, as announcements, for a receiver that has
+  // none of them (a spill file started mid-connection). Changes no state.
+  std::vector<LoadModuleMsg> Declarations() const;
   const ModuleInfo* Find(uintptr_t pc) const;
   const std::vector<ModuleInfo>& modules() const { return modules_; }
 
