@@ -5,9 +5,13 @@
 #include <utility>
 
 #include "cilkprof/views/callsite_columns.h"
+#include "depth_first.h"
 
 namespace cilkprof::views {
 namespace {
+
+using internal::ChildrenOf;
+using internal::DepthFirst;
 
 // One source frame of a profile node, with its load module resolved.
 struct Frame {
@@ -112,25 +116,6 @@ Edge EdgeOf(const profile::Node& node) {
   return node.edge() == wire::EDGE_SPAWN ? Edge::kSpawn : Edge::kCall;
 }
 
-// Depth-first traversal of a tree given as children lists, calling enter(node) before
-// a node's children and leave(node) after them; enter returns false to skip a subtree.
-template <typename Children, typename Enter, typename Leave>
-void DepthFirst(const Children& children, uint32_t root, Enter enter, Leave leave) {
-  std::vector<std::pair<uint32_t, bool>> stack{{root, false}};
-  while (!stack.empty()) {
-    auto [node, entered] = stack.back();
-    stack.pop_back();
-    if (entered) {
-      leave(node);
-      continue;
-    }
-    if (!enter(node)) continue;
-    stack.push_back({node, true});
-    const auto& kids = children[node];
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back({*it, false});
-  }
-}
-
 }  // namespace
 
 std::vector<MetricInfo> MetricsOf(const profile::Profile& profile) {
@@ -184,15 +169,12 @@ ViewTree BuildBottomUp(const ViewTree& top_down) {
   tree.call_sites.topmost_only = false;
   tree.nodes[0].inclusive = top_down.program_total;
   tree.nodes[0].exclusive = top_down.nodes[0].exclusive;
-  std::vector<std::vector<uint32_t>> children(top_down.nodes.size());
-  for (size_t i = 0; i < top_down.nodes.size(); ++i) children[i] = top_down.nodes[i].children;
-
   // active[b]: how many contexts on the current top-down path already gave their
   // inclusive value to bottom-up row b; only the outermost one counts (recursion).
   std::vector<uint32_t> active;
   std::vector<std::vector<uint32_t>> rows_of_path;  // bottom-up rows per entered node
   DepthFirst(
-      children, 0,
+      ChildrenOf{top_down}, 0,
       [&](uint32_t n) {
         if (n == 0) return true;
         const ViewNode& context = top_down.nodes[n];

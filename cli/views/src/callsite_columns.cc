@@ -1,6 +1,7 @@
 // Joining the work/span call-site table to the address-level tree (callsite_columns.h).
 #include "cilkprof/views/callsite_columns.h"
 #include "cilkprof/views/workspan.h"
+#include "depth_first.h"
 
 #include <algorithm>
 #include <map>
@@ -218,17 +219,8 @@ std::vector<std::optional<CallSiteCell>> CallSiteCells(const ViewTree& tree) {
   // Under topmost_only, active[s] counts the ancestors of the row being visited that
   // carry site s; a depth-first walk keeps it exact without per-row sets.
   std::vector<uint32_t> active(table.sites.size(), 0);
-  std::vector<std::pair<uint32_t, bool>> stack{{0, false}};
-  while (!stack.empty()) {
-    auto [n, entered] = stack.back();
-    stack.pop_back();
+  auto enter = [&](uint32_t n) {
     const ViewNode& node = tree.nodes[n];
-    if (entered) {
-      for (uint32_t s : node.call_sites) {
-        if (s < active.size()) --active[s];
-      }
-      continue;
-    }
     CallSiteCell cell;
     bool any = false;
     for (uint32_t s : node.call_sites) {
@@ -249,9 +241,14 @@ std::vector<std::optional<CallSiteCell>> CallSiteCells(const ViewTree& tree) {
     for (uint32_t s : node.call_sites) {
       if (s < active.size()) ++active[s];
     }
-    stack.push_back({n, true});
-    for (auto it = node.children.rbegin(); it != node.children.rend(); ++it) stack.push_back({*it, false});
-  }
+    return true;
+  };
+  auto leave = [&](uint32_t n) {
+    for (uint32_t s : tree.nodes[n].call_sites) {
+      if (s < active.size()) --active[s];
+    }
+  };
+  internal::DepthFirst(internal::ChildrenOf{tree}, 0, enter, leave);
   return cells;
 }
 
