@@ -19,6 +19,14 @@ std::atomic<uint32_t> g_workers{0};
 std::atomic<uint32_t> g_working{0};
 __thread Worker* tls_worker __attribute__((tls_model("initial-exec"))) = nullptr;
 
+}  // namespace cilk::rt
+
+namespace cilk::detail {
+__thread bool tls_inline_scopes __attribute__((tls_model("initial-exec"))) = false;
+}  // namespace cilk::detail
+
+namespace cilk::rt {
+
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the ABI exposes the counters as uint32_t");
 
 void Fatal(const char* message) noexcept {
@@ -80,6 +88,7 @@ Runtime* CreateRuntime() {
   auto* runtime = new Runtime();  // never freed: threads may outlive exit handlers
   runtime->config = ReadConfigFromEnvironment();
   runtime->nworkers = runtime->config.workers;
+  runtime->force_steal = runtime->config.force_steal && runtime->nworkers >= 2;
   runtime->stacks.Init(runtime->config.stack_size, runtime->nworkers);
   runtime->workers.reserve(runtime->nworkers);
   for (uint32_t i = 0; i < runtime->nworkers; ++i) {

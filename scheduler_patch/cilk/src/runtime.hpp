@@ -18,12 +18,15 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "cilk/detail/runtime_entry.hpp"
 #include "cilkprof/runtime_abi.h"
 #include "config.hpp"
+#include "spawn_abi.h"
 #include "idle_sleep.hpp"
 #include "sanitizer_fibers.hpp"
 #include "the_deque.hpp"
@@ -50,9 +53,6 @@ struct Continuation;
 // (the Fiber takes the last 64-byte lines of the stack's top page)
 struct Fiber {
   Stack stack;
-  // The fiber's loop (FiberLoop), suspended where it waits for its next child:
-  // what a spawn switches to. Made once, when the stack is mapped.
-  void* fctx = nullptr;
   Fiber* next_free = nullptr;
   void* map_base = nullptr;
   std::size_t map_size = 0;
@@ -68,21 +68,28 @@ struct FiberCache {
   uint32_t count = 0;
 };
 
-enum : uint32_t { kScopeRoot = 1u };
-
-// The library's layout of cilk::detail::scope_state.
-struct ScopeState {
-  cilkprof_frame_t tool{};               // the tool's per-frame data
-  // 1 while the scope's strand is running (not parked at its sync) + children whose
-  // continuation was stolen and that have not ended. Reaching 0 means: the strand is
-  // parked at the sync and its last child just ended, so that child resumes it.
-  std::atomic<uint32_t> join{1};
-  uint32_t flags = 0;
-  void* resume_fctx = nullptr;           // the strand parked at the sync
-  Stack* resume_stack = nullptr;
-  std::atomic<uint32_t> error_claimed{0};
-  std::exception_ptr error;              // the first exception a child threw
+enum : uint32_t {
+  kScopeSlow = cilk::detail::kScopeSlowPaths,  // constructed by scope_enter
+  kScopeRoot = 2u,                             // binds the entering thread
 };
+
+// The library's layout of cilk::detail::scope_state. A scope the header entered
+// inline (no tool, not the root) has only `core` initialized: `tool` is used only
+// with a tool, `resume_*` are written when the strand parks, `error` is constructed
+// when a child claims it. So the layout is trivially destructible.
+struct ScopeState {
+  cilk::detail::scope_core core;         // join, flags, error_claimed
+  cilkprof_frame_t tool;                 // the tool's per-frame data
+  void* resume_fctx;                     // the strand parked at the sync
+  Stack* resume_stack;
+  // The first exception a child threw: a std::exception_ptr, constructed by the
+  // child that sets core.error_claimed, destroyed by the sync that takes it.
+  alignas(std::exception_ptr) unsigned char error[sizeof(std::exception_ptr)];
+
+  std::exception_ptr* Error() { return std::launder(reinterpret_cast<std::exception_ptr*>(error)); }
+};
+static_assert(offsetof(ScopeState, core) == offsetof(cilk::detail::scope_state, core));
+static_assert(std::is_trivially_destructible_v<ScopeState>);
 static_assert(sizeof(ScopeState) <= sizeof(cilk::detail::scope_state));
 static_assert(alignof(ScopeState) <= alignof(cilk::detail::scope_state));
 
@@ -91,26 +98,30 @@ inline ScopeState* AsScope(cilk::detail::scope_state* opaque) {
 }
 
 // A parent strand suspended at a spawn: what thieves take.
+// Built by every spawn, so its fields have no initializers: the spawn sets the
+// first three; the CILK_FORCE_STEAL ones are set when the hand-off happens.
 struct Continuation {
-  void* fctx = nullptr;       // set by the child before it publishes this record
-  Stack* stack = nullptr;
-  ScopeState* scope = nullptr;
-  // CILK_FORCE_STEAL hand-off: the queue link, who ran the child (must not resume
-  // it), and the older continuations of that worker's deque, oldest first, which
-  // move with it so that a worker's deque always holds only the ancestors of the
-  // strand it runs.
-  Continuation* next_forced = nullptr;
-  uint32_t child_worker = 0;
-  Continuation* ancestors = nullptr;
-  Continuation* next_ancestor = nullptr;
+  void* fctx;                 // the parent's context (saved by SpawnSwitch)
+  Stack* stack;
+  ScopeState* scope;
+  // CILK_FORCE_STEAL hand-off (EndChild, PostForced): the queue link, who ran the
+  // child (must not resume it), and the older continuations of that worker's deque,
+  // oldest first, which move with it so that a worker's deque always holds only the
+  // ancestors of the strand it runs.
+  Continuation* next_forced;
+  uint32_t child_worker;
+  Continuation* ancestors;
+  Continuation* next_ancestor;
 };
 
-// transfer::data of a fiber when a spawn hands it a child.
+// What a spawn hands the child's entry frame (cilk_invoke_child) on the child's
+// fiber. It lives in the spawn's frame on the parent's stack: read before the
+// parent's continuation is published.
 struct SpawnRequest {
-  cilk::detail::spawn_request base;  // first: fiber_main reads base.closure
-  cilk::detail::fiber_entry entry;   // fiber_main<Fn, kMove>
-  Continuation* continuation;
-  Fiber* fiber;
+  void* closure;                       // the callable, in the spawning frame
+  const cilk::detail::child_ops* ops;  // how to copy and destroy it
+  cilk::detail::child_function call;   // how to call it
+  Fiber* fiber;                        // the child's
 };
 
 enum class MessageKind : uint32_t {
@@ -125,16 +136,21 @@ struct Message {
   Fiber* fiber = nullptr;
   ScopeState* scope = nullptr;
   Stack* stack = nullptr;
+  uintptr_t abandoned_sp = 0;  // kFreeFiber: the lowest address its last frames used
 };
 
 struct alignas(64) Worker {
   cilkprof_worker_t record{};     // what the profiler reads; first member
+  // cilk_spawn_shim stores the spawn point straight into the segment of the fiber
+  // the spawn will take (the head of `cache`), or here when the cache is empty
+  // (cilk_rt_spawn then copies it into the fiber it maps).
+  cilkprof_saved_regs_t spawn_point{};
+  FiberCache cache;               // at a fixed offset: the shim reads cache.head
   TheDeque<Continuation> deque;
   void* sched_fctx = nullptr;     // this worker's scheduler, while a strand runs
   Stack* sched_stack = nullptr;
   Stack native_stack;             // pool threads: the thread's own stack
   Fiber* sched_fiber = nullptr;   // worker 0: its scheduler runs on a fiber
-  FiberCache cache;
   uint64_t rng = 0;
   bool busy = false;              // counted in g_working
   std::thread thread;
@@ -185,6 +201,9 @@ class StackPool {
   std::size_t guard_size_ = 0;
   std::size_t map_size_ = 0;
   std::size_t global_limit_ = 0;
+  std::size_t page_size_ = 4096;
+  static constexpr std::size_t kColourStep = 320;  // 5 cache lines
+  std::atomic<std::size_t> next_colour_{0};
   std::mutex mutex_;
   Fiber* global_ = nullptr;
   std::size_t global_count_ = 0;
@@ -193,6 +212,7 @@ class StackPool {
 struct Runtime {
   Config config;
   uint32_t nworkers = 1;
+  bool force_steal = false;  // config.force_steal with >= 2 workers: the mode is on
   std::vector<Worker*> workers;
   StackPool stacks;
   IdleSleep idle;
@@ -206,6 +226,17 @@ struct Runtime {
   Continuation* forced_head = nullptr;
   std::atomic<int> forced_count{0};
 };
+
+static_assert(offsetof(Worker, spawn_point) == CILK_WORKER_SPAWN_POINT_OFFSET, "spawn_abi.h is out of date");
+static_assert(offsetof(Worker, cache) + offsetof(FiberCache, head) == CILK_WORKER_CACHE_HEAD_OFFSET,
+              "spawn_abi.h is out of date");
+static_assert(offsetof(Fiber, stack) + offsetof(Stack, segment) + offsetof(cilkprof_segment_t, spawn) ==
+                  CILK_FIBER_SPAWN_POINT_OFFSET,
+              "spawn_abi.h is out of date");
+static_assert(offsetof(cilkprof_saved_regs_t, pc) == 0 && offsetof(cilkprof_saved_regs_t, sp) == 8 &&
+                  offsetof(cilkprof_saved_regs_t, fp) == 16 && offsetof(cilkprof_saved_regs_t, rbx) == 24 &&
+                  offsetof(cilkprof_saved_regs_t, r15) == 56,
+              "spawn_shim.S stores the registers in this order");
 
 // ---- globals (runtime.cpp) ----
 extern CILK_HIDDEN Runtime* g_runtime;
@@ -229,9 +260,6 @@ CILK_HIDDEN Runtime& StartRuntime();
 
 // scheduler.cpp
 CILK_HIDDEN void WorkerThreadMain(Worker* worker);
-// The bottom function of every pooled fiber: runs one child per spawn that takes
-// the fiber, for as long as the fiber lives (its argument is a Boost transfer_t).
-CILK_HIDDEN void FiberLoop(cilk::detail::transfer from);
 CILK_HIDDEN void BindRoot(ScopeState* scope);
 
 // overflow_guard.cpp
@@ -243,6 +271,23 @@ CILK_HIDDEN void NativeStackBounds(uintptr_t* lo, uintptr_t* hi);
 
 inline void SetState(Worker* w, cilkprof_worker_state_t state) {
   w->record.state = static_cast<uint32_t>(state);
+}
+
+// The fiber of a child segment.
+inline Fiber* FiberOf(const cilkprof_segment_t* segment) {
+  static_assert(offsetof(Fiber, stack) == 0);
+  return reinterpret_cast<Fiber*>(StackOf(segment));
+}
+
+// A child's first act, on its worker, once it owns its callable: publish its
+// parent's continuation (its fiber's parent) for thieves.
+inline void PublishParent(Worker* worker, Fiber* child) {
+  worker->deque.Push(child->parent);  // from here on the parent may be stolen
+  if (g_runtime->force_steal) {
+    g_runtime->idle.NotifyWorkStrict();
+  } else {
+    g_runtime->idle.NotifyWorkRelaxed();
+  }
 }
 
 inline void SetBusy(Worker* w, cilkprof_worker_state_t state) {

@@ -71,6 +71,13 @@ inline void ForgetFrames(uintptr_t lo, uintptr_t hi) {
 #endif
 }
 
+// The stack pointer of the caller (for ForgetFrames of frames about to be left).
+[[gnu::always_inline]] inline uintptr_t StackPointer() {
+  uintptr_t sp;
+  __asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+  return sp;
+}
+
 inline void* CreateTsanFiber() {
 #ifdef CILK_TSAN
   return __tsan_create_fiber(0);
@@ -98,6 +105,18 @@ inline void DestroyTsanFiber(void* fiber) {
 inline void SwitchTsanFiber(void* fiber) {
 #ifdef CILK_TSAN
   __tsan_switch_to_fiber(fiber, 0);
+#else
+  (void)fiber;
+#endif
+}
+
+// A TSan fiber whose context was left with frames on its shadow call stack (a
+// child's fiber after its last switch away) is replaced by a fresh one, so the
+// next context on that stack starts with an empty shadow stack.
+inline void RenewTsanFiber(void** fiber) {
+#ifdef CILK_TSAN
+  if (*fiber != nullptr) __tsan_destroy_fiber(*fiber);
+  *fiber = __tsan_create_fiber(0);
 #else
   (void)fiber;
 #endif

@@ -1,8 +1,9 @@
 // Spawn, sync and steal: continuation stealing on Boost.Context fibers.
 //
-// spawn: the parent strand P (on stack S) takes a fresh fiber F and switches to it;
-//   the child's first act (child_begin) stores P's context in a Continuation (in
-//   the spawn call's frame on S) and pushes it on its worker's deque. Thieves take
+// spawn: the parent strand P (on stack S) takes a fresh fiber F, saves its context
+//   in a Continuation (in the spawn call's frame on S) and calls the child's code on
+//   F (SpawnSwitch); the child's first act, once it has its own copy of the
+//   callable, is to push the continuation on its worker's deque (PublishParent). Thieves take
 //   the oldest continuation of a victim's deque, so the parent, not the child, is
 //   what moves (work-first, as in Cilk-5).
 // child end: pop the deque. Got P back: switch to it and let it recycle F. Empty:
@@ -16,6 +17,7 @@
 #include <sched.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "context_switch.hpp"
@@ -43,7 +45,16 @@ inline cilk::detail::transfer SwitchTo(void* fctx, const Stack* to, void* messag
 }
 
 inline bool ForceSteal(const Runtime& rt) {
-  return rt.config.force_steal && rt.nworkers >= 2 && !rt.stop.load(std::memory_order_relaxed);
+  return rt.force_steal && !rt.stop.load(std::memory_order_relaxed);
+}
+
+// A child ended on message.fiber and left it with a switch: the frames it left
+// there never return. Forget them (sanitizers) and put the fiber in the cache.
+void RecycleAbandoned(Runtime& rt, Worker* worker, const Message& message) {
+  Fiber* fiber = message.fiber;
+  sanitizer::ForgetFrames(message.abandoned_sp, fiber->stack.segment.stack_hi);
+  sanitizer::RenewTsanFiber(&fiber->stack.tsan_fiber);
+  rt.stacks.Release(&worker->cache, fiber);
 }
 
 // A strand got control back after a switch it made. Returns the worker it now runs on.
@@ -55,8 +66,7 @@ inline Worker* OnStrandResumed(cilk::detail::transfer from) {
       worker->sched_fctx = from.fctx;
       break;
     case MessageKind::kFreeFiber:
-      message->fiber->fctx = from.fctx;  // its loop, waiting for the next child
-      g_runtime->stacks.Release(&worker->cache, message->fiber);
+      RecycleAbandoned(*g_runtime, worker, *message);
       break;
     default:
       Fatal("cilk: internal error: a strand was resumed with a scheduler's message.\n");
@@ -70,8 +80,8 @@ inline void RunStrandOn(Worker* worker, Stack* stack) {
 }
 
 void RecordError(ScopeState* scope, std::exception_ptr& error) {
-  if (scope->error_claimed.exchange(1, std::memory_order_acq_rel) == 0) {
-    scope->error = std::move(error);
+  if (scope->core.error_claimed.exchange(1, std::memory_order_acq_rel) == 0) {
+    ::new (static_cast<void*>(scope->error)) std::exception_ptr(std::move(error));
   }
   error = nullptr;
 }
@@ -127,7 +137,7 @@ bool TrySteal(Runtime& rt, Worker* self, Target* target) {
     Worker* w = rt.workers[victim];
     Continuation* c = w->deque.Steal([](Continuation* stolen) {
       // Under the victim's lock: the child's failing pop will see this count.
-      stolen->scope->join.fetch_add(1, std::memory_order_relaxed);
+      stolen->scope->core.join.fetch_add(1, std::memory_order_relaxed);
     });
     if (c != nullptr) {
       *target = Target{c->fctx, c->stack};
@@ -204,15 +214,14 @@ Target HandleSchedulerMessage(Runtime& rt, Worker* self, cilk::detail::transfer 
   const Message* message = static_cast<const Message*>(from.data);
   switch (message->kind) {
     case MessageKind::kFreeFiber:
-      message->fiber->fctx = from.fctx;
-      rt.stacks.Release(&self->cache, message->fiber);
+      RecycleAbandoned(rt, self, *message);
       return {};
     case MessageKind::kParkAtSync: {
       ScopeState* scope = message->scope;
       scope->resume_fctx = from.fctx;
       scope->resume_stack = message->stack;
-      if (scope->join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        scope->join.store(1, std::memory_order_relaxed);  // every child ended meanwhile
+      if (scope->core.join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        scope->core.join.store(1, std::memory_order_relaxed);  // every child ended meanwhile
         return Target{scope->resume_fctx, scope->resume_stack};
       }
       return {};
@@ -278,26 +287,28 @@ void UnbindRoot() {
   SetIdle(worker, CILKPROF_STATE_NOT_A_WORKER);
   worker->record.segment = nullptr;
   tls_worker = nullptr;
+  cilk::detail::tls_inline_scopes = false;
   rt.active_roots.fetch_sub(1, std::memory_order_seq_cst);
   rt.entry_mutex.unlock();
 }
 
-// A child's function has returned on `fiber`: resume its parent if it was not
-// stolen; else count the child out of the parent's scope and resume the parent if
-// it waits at its sync for this last child; else go to the scheduler. Returns when
-// a later spawn takes this fiber for its child, with that spawn's request.
-cilk::detail::transfer EndChild(Fiber* fiber) {
+// A child's function has returned on `fiber`. Returns if its parent was not stolen
+// (the deque's newest entry): the caller then returns to the parent through
+// SpawnSwitch. Else the parent was stolen: count the child out of the parent's
+// scope and resume the parent if it waits at its sync for this last child, or go to
+// the scheduler; either way the fiber's frames are dead and the receiver recycles it.
+// `worker` is the calling thread's, already in state OVERHEAD.
+void EndChild(Worker* worker, Fiber* fiber) {
   Runtime& runtime = *g_runtime;
-  Worker* worker = CurrentWorker();
-  SetState(worker, CILKPROF_STATE_OVERHEAD);
   ScopeState* scope = fiber->scope;
   Continuation* expected = fiber->parent;
   CILKPROF_HOOK(g_hooks, child_end, &scope->tool);
 
   Message message{MessageKind::kFreeFiber, fiber};
+  message.abandoned_sp = sanitizer::StackPointer();
   if (Continuation* parent = worker->deque.Pop(); parent != nullptr) {
     if (parent != expected) Fatal("cilk: internal error: the deque's newest entry is not the parent.\n");
-    if (!ForceSteal(runtime)) return SwitchTo(parent->fctx, parent->stack, &message, /*dying=*/false);
+    if (!ForceSteal(runtime)) return;
     Continuation** link = &parent->ancestors;
     worker->deque.DrainOldestFirst([&link](Continuation* older) {
       *link = older;
@@ -305,17 +316,19 @@ cilk::detail::transfer EndChild(Fiber* fiber) {
     });
     *link = nullptr;
     PostForced(runtime, parent, worker->record.worker_id);
-  } else if (scope->join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  } else if (scope->core.join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     // The parent was stolen, is parked at its sync and this was its last child.
-    scope->join.store(1, std::memory_order_relaxed);
-    return SwitchTo(scope->resume_fctx, scope->resume_stack, &message, /*dying=*/false);
+    scope->core.join.store(1, std::memory_order_relaxed);
+    SwitchTo(scope->resume_fctx, scope->resume_stack, &message, /*dying=*/true);
+    Fatal("cilk: internal error: a finished child's fiber was resumed.\n");
   }
-  return SwitchTo(worker->sched_fctx, worker->sched_stack, &message, /*dying=*/false);
+  SwitchTo(worker->sched_fctx, worker->sched_stack, &message, /*dying=*/true);
+  Fatal("cilk: internal error: a finished child's fiber was resumed.\n");
 }
 
 std::exception_ptr SyncChildren(ScopeState* scope, const void* callsite) {
   CILKPROF_HOOK(g_hooks, sync_begin, &scope->tool, callsite);
-  if (scope->join.load(std::memory_order_acquire) != 1) {
+  if (scope->core.join.load(std::memory_order_acquire) != 1) {
     Worker* worker = CurrentWorker();
     SetState(worker, CILKPROF_STATE_OVERHEAD);
     Stack* stack = StackOf(worker->record.segment);
@@ -325,28 +338,19 @@ std::exception_ptr SyncChildren(ScopeState* scope, const void* callsite) {
   }
   CILKPROF_HOOK(g_hooks, sync_end, &scope->tool);
   std::exception_ptr error;
-  if (scope->error_claimed.load(std::memory_order_relaxed) != 0) {
-    error = std::move(scope->error);
-    scope->error = nullptr;
-    scope->error_claimed.store(0, std::memory_order_relaxed);
+  if (scope->core.error_claimed.load(std::memory_order_relaxed) != 0) {
+    error = std::move(*scope->Error());
+    scope->Error()->~exception_ptr();
+    scope->core.error_claimed.store(0, std::memory_order_relaxed);
   }
   return error;
 }
 
 }  // namespace
 
-void FiberLoop(cilk::detail::transfer from) {
-  sanitizer::FinishSwitch(nullptr);  // first entry of a fresh context
-  for (;;) {
-    const auto* request = static_cast<const SpawnRequest*>(from.data);
-    Fiber* const fiber = request->fiber;
-    request->entry(from);  // fiber_main<Fn, kMove>: the child, start to end
-    from = EndChild(fiber);
-  }
-}
-
 void WorkerThreadMain(Worker* worker) {
   tls_worker = worker;
+  cilk::detail::tls_inline_scopes = g_hooks == nullptr;
   EnsureAltSignalStack();
   NativeStackBounds(&worker->native_stack.segment.stack_lo, &worker->native_stack.segment.stack_hi);
   worker->native_stack.tsan_fiber = sanitizer::CurrentTsanFiber();
@@ -360,6 +364,7 @@ void BindRoot(ScopeState* scope) {
   rt.entry_mutex.lock();
   Worker* worker = rt.workers[0];
   tls_worker = worker;
+  cilk::detail::tls_inline_scopes = g_hooks == nullptr;  // the tool, if any, attached at start-up
   EnsureAltSignalStack();
 
   // The root segment: this thread's stack, computed once per thread.
@@ -380,7 +385,7 @@ void BindRoot(ScopeState* scope) {
                                              s.segment.stack_hi - s.segment.stack_lo, &SchedulerFiberMain);
   }
   rt.active_roots.fetch_add(1, std::memory_order_seq_cst);
-  scope->flags |= kScopeRoot;
+  scope->core.flags |= kScopeRoot;
   worker->record.segment = &rt.root_stack.segment;
   SetBusy(worker, CILKPROF_STATE_WORKING);
 }
@@ -396,6 +401,8 @@ namespace cilk::detail {
 
 void scope_enter(scope_state* opaque) {
   rt::ScopeState* scope = ::new (static_cast<void*>(opaque)) rt::ScopeState();
+  scope->core.join.store(1, std::memory_order_relaxed);
+  scope->core.flags = rt::kScopeSlow;
   if (CurrentWorker() == nullptr) rt::BindRoot(scope);
   CILKPROF_HOOK(g_hooks, scope_enter, &scope->tool, __builtin_return_address(0));
 }
@@ -403,7 +410,7 @@ void scope_enter(scope_state* opaque) {
 void scope_sync(scope_state* opaque) {
   rt::ScopeState* scope = AsScope(opaque);
   std::exception_ptr error = rt::SyncChildren(scope, __builtin_return_address(0));
-  if ((scope->flags & rt::kScopeRoot) != 0) rt::ReturnToOrigin();
+  if ((scope->core.flags & rt::kScopeRoot) != 0) rt::ReturnToOrigin();
   if (error) std::rethrow_exception(std::move(error));
 }
 
@@ -411,11 +418,10 @@ void scope_leave(scope_state* opaque) {
   rt::ScopeState* scope = AsScope(opaque);
   std::exception_ptr error = rt::SyncChildren(scope, __builtin_return_address(0));
   CILKPROF_HOOK(g_hooks, scope_exit, &scope->tool);
-  const bool root = (scope->flags & rt::kScopeRoot) != 0;
+  const bool root = (scope->core.flags & rt::kScopeRoot) != 0;
   // Leaving by an exception already (the destructor runs during unwinding): the
   // child's exception is dropped, since throwing it would call std::terminate.
   const bool unwinding = error && std::uncaught_exceptions() > 0;
-  scope->~ScopeState();
   if (root) {
     rt::ReturnToOrigin();
     rt::UnbindRoot();
@@ -423,37 +429,48 @@ void scope_leave(scope_state* opaque) {
   if (error && !unwinding) std::rethrow_exception(std::move(error));
 }
 
-void* child_begin(transfer from) noexcept {
-  const auto* request = static_cast<const rt::SpawnRequest*>(from.data);
-  rt::Continuation* parent = request->continuation;
-  rt::Fiber* fiber = request->fiber;
-  parent->fctx = from.fctx;
-  fiber->scope = parent->scope;
-  fiber->parent = parent;
-  rt::Worker* worker = CurrentWorker();
-  worker->deque.Push(parent);  // from here on the parent may be stolen
-  if (g_runtime->config.force_steal) {
-    g_runtime->idle.NotifyWorkStrict();
-  } else {
-    g_runtime->idle.NotifyWorkRelaxed();
-  }
-  worker->record.segment = &fiber->stack.segment;  // WORKING once cilk_invoke_child runs
-  return fiber;
-}
-
-void child_error(void* child, std::exception_ptr& error) noexcept {
+void child_exception(void* child) noexcept {
+  std::exception_ptr error = std::current_exception();
   rt::RecordError(static_cast<rt::Fiber*>(child)->scope, error);
 }
 
 }  // namespace cilk::detail
 
-// The runtime entry frame under every child's code (see runtime_entry.hpp).
-extern "C" __attribute__((noinline, section("cilk_trampoline_text"))) void cilk_invoke_child(
-    cilk::detail::child_function function, void* object) {
-  cilk::rt::SetState(CurrentWorker(), CILKPROF_STATE_WORKING);
-  function(object);
-  cilk::rt::SetState(CurrentWorker(), CILKPROF_STATE_OVERHEAD);  // the child may have moved
+// The runtime's entry frame at the bottom of every child's fiber, called by
+// SpawnSwitch (under the hidden alias cilk_rt_child_entry): copies the callable into
+// its own frame, publishes the parent's continuation, runs the child, records what
+// it threw, destroys the copy, ends the child. It returns only to a parent that was
+// not stolen. It alone fills the section cilk_trampoline_text, whose bounds are every
+// child segment's entry range: the child's code sits directly above it, so a logical
+// unwinder stops at the first frame whose pc is inside it. The worker is in state
+// WORKING exactly while the child's code runs.
+extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility("default"))) void cilk_invoke_child(
+    void* opaque_request) {
+  namespace rt = cilk::rt;
+  rt::sanitizer::FinishSwitch(nullptr);  // the first code on this stack
+  const auto* request = static_cast<const rt::SpawnRequest*>(opaque_request);
+  rt::Fiber* const fiber = request->fiber;
+  const cilk::detail::child_ops* const ops = request->ops;
+  const cilk::detail::child_function call = request->call;
+  void* const callable = __builtin_alloca_with_align(ops->size, cilk::detail::kChildAlignment * 8);
+  const bool constructed = ops->construct(callable, request->closure, fiber);
+  // The parent may resume elsewhere from here on, ending the request with its frame.
+  rt::Worker* worker = CurrentWorker();
+  rt::PublishParent(worker, fiber);
+  if (constructed) {
+    rt::SetState(worker, CILKPROF_STATE_WORKING);
+    try {
+      call(callable);
+    } catch (...) {
+      cilk::detail::child_exception(fiber);
+    }
+    rt::SetState(CurrentWorker(), CILKPROF_STATE_OVERHEAD);  // the child may have moved
+    if (ops->destroy != nullptr) ops->destroy(callable, fiber);
+  }
+  rt::EndChild(CurrentWorker(), fiber);
 }
+
+extern "C" void cilk_rt_child_entry(void* request) __attribute__((alias("cilk_invoke_child"), visibility("hidden")));
 
 namespace {
 
@@ -471,31 +488,57 @@ inline void CopySpawnPoint(cilkprof_saved_regs_t* to, const cilkprof_saved_regs_
 
 }  // namespace
 
-// Called by cilk_spawn_shim with the spawn point's registers. The fast path: a
-// fiber from the worker's cache, its segment filled in, one switch to its loop;
-// the next switch back (normally from the child's end, on this worker) resumes here.
-extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, cilk::detail::fiber_entry entry,
-                                          void* closure, const cilkprof_saved_regs_t* spawn_point) {
+// Jumped to by cilk_spawn_shim, which left the spawn point's registers in the
+// segment of the head of the worker's fiber cache (or in worker->spawn_point);
+// returns to the spawner. The fast path: that fiber taken from the cache, its
+// segment linked to the parent's, the child called on it (SpawnSwitch); the child's
+// return brings control back here when the parent was not stolen.
+extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, const cilk::detail::child_ops* ops,
+                                          void* closure, cilk::detail::child_function call) {
   namespace rt = cilk::rt;
   rt::ScopeState* scope = AsScope(opaque);
   rt::Worker* worker = CurrentWorker();
   rt::SetState(worker, CILKPROF_STATE_OVERHEAD);
-  CILKPROF_HOOK(g_hooks, spawn, &scope->tool, reinterpret_cast<const void*>(spawn_point->pc));
-
   const cilkprof_segment_t* parent_segment = worker->record.segment;
-  rt::Fiber* fiber = g_runtime->stacks.Allocate(&worker->cache);
+  rt::Fiber* fiber = worker->cache.head;
+  if (__builtin_expect(fiber != nullptr, 1)) {
+    g_runtime->stacks.Allocate(&worker->cache);  // takes `fiber`: the shim wrote the spawn point in it
+  } else {
+    fiber = g_runtime->stacks.Allocate(&worker->cache);
+    CopySpawnPoint(&fiber->stack.segment.spawn, &worker->spawn_point);
+  }
   cilkprof_segment_t& segment = fiber->stack.segment;  // stack and entry bounds are set already
   segment.parent = parent_segment;
-  CopySpawnPoint(&segment.spawn, spawn_point);
+  CILKPROF_HOOK(g_hooks, spawn, &scope->tool, reinterpret_cast<const void*>(segment.spawn.pc));
 
-  rt::Continuation continuation;
+  rt::Continuation continuation;  // its context: saved by SpawnSwitch; the rest see there
   continuation.stack = rt::StackOf(parent_segment);
   continuation.scope = scope;
-  rt::SpawnRequest request{{closure}, entry, &continuation, fiber};
+  fiber->scope = scope;
+  fiber->parent = &continuation;  // what the child publishes (PublishParent)
+  rt::SpawnRequest request{closure, ops, call, fiber};
   // The profiler: during the switch, `segment` names the stack being entered (the
   // child's), so an OVERHEAD sample there is charged to this spawn.
   worker->record.segment = &segment;
-  worker = rt::OnStrandResumed(rt::SwitchTo(fiber->fctx, &fiber->stack, &request, /*dying=*/false));
+  rt::sanitizer::SwitchState switch_state;
+  rt::sanitizer::StartSwitch(&switch_state, /*dying=*/false, segment.stack_lo, segment.stack_hi);
+  rt::sanitizer::SwitchTsanFiber(fiber->stack.tsan_fiber);
+  const boost::context::detail::transfer_t back =
+      rt::SpawnSwitch(&request, &continuation.fctx, reinterpret_cast<void*>(segment.stack_hi));
+  if (back.data == nullptr) {
+    // The child ended on this worker and returned to us through its frames: the
+    // fiber is free, and we are back on our stack (the sanitizers learn it now).
+    const rt::Stack* ours = continuation.stack;
+    rt::sanitizer::SwitchState child_state;
+    rt::sanitizer::StartSwitch(&child_state, /*dying=*/true, ours->segment.stack_lo, ours->segment.stack_hi);
+    rt::sanitizer::SwitchTsanFiber(ours->tsan_fiber);
+    rt::sanitizer::FinishSwitch(&switch_state);
+    g_runtime->stacks.Release(&worker->cache, fiber);
+  } else {
+    // Stolen: a thief's scheduler resumed us.
+    rt::sanitizer::FinishSwitch(&switch_state);
+    worker = rt::OnStrandResumed(cilk::detail::transfer{back.fctx, back.data});
+  }
   rt::RunStrandOn(worker, continuation.stack);
   CILKPROF_HOOK(g_hooks, continuation, &scope->tool);
 }

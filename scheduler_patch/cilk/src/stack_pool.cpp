@@ -2,7 +2,6 @@
 // inline fast paths in runtime.hpp) and a shared free list used in batches, unmapped
 // only when the shared list holds more than it needs. Live fibers are bounded by
 // (workers x spawn depth); cached ones by the limits here.
-#include <boost/context/detail/fcontext.hpp>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -32,7 +31,9 @@ void StackPool::Init(std::size_t usable_size, uint32_t workers) {
   guard_size_ = RoundUp(kGuardBytes, page);
   // The descriptor shares the stack's top page, where the fiber's first frames are:
   // a spawn touches one page of a cached fiber, not two.
-  map_size_ = guard_size_ + RoundUp(usable_size_ + DescriptorBytes(), page);
+  // One more page for the colour offset (see Map).
+  map_size_ = guard_size_ + RoundUp(usable_size_ + DescriptorBytes(), page) + page;
+  page_size_ = page;
   global_limit_ = static_cast<std::size_t>(kWorkerCacheLimit) * workers + 2 * kBatch;
 }
 
@@ -48,7 +49,12 @@ Fiber* StackPool::Map() {
   }
   char* const top = static_cast<char*>(base) + map_size_;
   sanitizer::ForgetFrames(reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(top));
-  char* const descriptor = top - DescriptorBytes();
+  // Colouring: every stack's top would otherwise sit at the same offset in its page,
+  // so the hot top frames of all fibers (and their descriptors) would compete for
+  // the same few L1 sets. Successive stacks start kColourStep bytes lower, cycling
+  // through the page.
+  const std::size_t colour = (next_colour_.fetch_add(1, std::memory_order_relaxed) * kColourStep) % page_size_;
+  char* const descriptor = top - DescriptorBytes() - colour;
   Fiber* fiber = ::new (descriptor) Fiber();
   fiber->map_base = base;
   fiber->map_size = map_size_;
@@ -57,11 +63,6 @@ Fiber* StackPool::Map() {
   // Every child segment has the same entry range: set once here, not per spawn.
   fiber->stack.segment.entry_lo = reinterpret_cast<uintptr_t>(__start_cilk_trampoline_text);
   fiber->stack.segment.entry_hi = reinterpret_cast<uintptr_t>(__stop_cilk_trampoline_text);
-  // The fiber's loop, started by the first spawn that takes it (make_fcontext
-  // costs a few nanoseconds, mostly saving MXCSR: once per stack, not per spawn).
-  fiber->fctx = boost::context::detail::make_fcontext(
-      descriptor, fiber->stack.segment.stack_hi - fiber->stack.segment.stack_lo,
-      reinterpret_cast<void (*)(boost::context::detail::transfer_t)>(reinterpret_cast<void*>(&FiberLoop)));
   fiber->stack.tsan_fiber = sanitizer::CreateTsanFiber();
   return fiber;
 }

@@ -93,10 +93,18 @@ void parallel_for(long begin, long end, F&& body) {
 // must be destroyed on the strand that created it, which is automatic for a local.
 class scope {
  public:
-  [[gnu::always_inline]] scope() { detail::scope_enter(&state_); }
+  // With no tool attached, entering a scope and syncing one whose children all ran
+  // on this strand's worker are inline stores and loads; the library is called only
+  // when there is work to do (the runtime's first scope, a stolen child still out, a
+  // child's exception, a tool's hooks).
+  [[gnu::always_inline]] scope() {
+    if (!detail::scope_enter_inline(&state_)) detail::scope_enter(&state_);
+  }
   // Syncs. Rethrows a child's exception unless the scope is being left by an
   // exception already, in which case the child's exception is dropped.
-  [[gnu::always_inline]] ~scope() noexcept(false) { detail::scope_leave(&state_); }
+  [[gnu::always_inline]] ~scope() noexcept(false) {
+    if (!detail::scope_synced(&state_)) detail::scope_leave(&state_);
+  }
   scope(const scope&) = delete;
   scope& operator=(const scope&) = delete;
 
@@ -108,18 +116,23 @@ class scope {
     using Fn = std::decay_t<F>;
     static_assert(std::is_invocable_v<Fn&>, "cilk::scope::spawn needs a callable taking no arguments");
     constexpr bool kMove = !std::is_lvalue_reference_v<F>;
+    static_assert(alignof(Fn) <= detail::kChildAlignment,
+                  "cilk::scope::spawn: over-aligned callable; capture it by reference in a lambda");
     if constexpr (std::is_class_v<std::remove_reference_t<F>>) {
-      ::cilk_spawn_shim(&state_, &detail::fiber_main<Fn, kMove>,
-                        const_cast<void*>(static_cast<const volatile void*>(std::addressof(child))));
+      ::cilk_spawn_shim(&state_, &detail::child_ops_for<Fn, kMove>,
+                        const_cast<void*>(static_cast<const volatile void*>(std::addressof(child))),
+                        detail::direct_call<Fn>());
     } else {
       Fn pointer = child;  // a function or function pointer
-      ::cilk_spawn_shim(&state_, &detail::fiber_main<Fn, false>, &pointer);
+      ::cilk_spawn_shim(&state_, &detail::child_ops_for<Fn, false>, &pointer, detail::direct_call<Fn>());
     }
   }
 
   // cilk_sync: returns when every child spawned through this scope has ended;
   // rethrows the first exception one of them threw.
-  [[gnu::always_inline]] void sync() { detail::scope_sync(&state_); }
+  [[gnu::always_inline]] void sync() {
+    if (!detail::scope_synced(&state_)) detail::scope_sync(&state_);
+  }
 
  private:
   detail::scope_state state_;

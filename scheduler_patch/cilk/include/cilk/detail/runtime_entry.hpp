@@ -3,6 +3,7 @@
 #ifndef CILK_DETAIL_RUNTIME_ENTRY_HPP_
 #define CILK_DETAIL_RUNTIME_ENTRY_HPP_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,49 +25,87 @@ struct transfer {
   void* data;
 };
 
-// What a child fiber receives in transfer::data when a spawn hands it a child (the
-// runtime's request extends it).
-struct spawn_request {
-  void* closure;
+// The part of a scope's state that the inline fast paths below read and write; the
+// library's ScopeState begins with it.
+struct scope_core {
+  // 1 while the scope's strand runs (is not parked at its sync) + children whose
+  // continuation was stolen and that have not ended.
+  std::atomic<std::uint32_t> join;
+  // Nonzero: the scope takes the library's paths at sync and exit (the root scope,
+  // or a tool is attached); see kScopeSlowPaths.
+  std::uint32_t flags;
+  // Nonzero once a child recorded an exception for the sync to rethrow.
+  std::atomic<std::uint32_t> error_claimed;
+  std::uint32_t reserved;
 };
 
-// The runtime's per-scope state; opaque here, laid out by the library.
+// A scope's state: the core, then the library's own fields (opaque here).
 struct alignas(16) scope_state {
-  unsigned char bytes[96];
+  scope_core core;
+  unsigned char library[80];
 };
 
-// The function a pooled fiber calls to run one child: fiber_main<Fn, kMove>. It
-// returns the child's handle (child_begin's result).
-using fiber_entry = void* (*)(transfer);
+// scope_core::flags bit of every scope the library constructed (scope_enter).
+inline constexpr std::uint32_t kScopeSlowPaths = 1u;
+
+// True on a worker thread of a runtime with no tool attached: then a scope is
+// entered, synced and left inline unless a child was stolen or threw. Initial-exec
+// TLS (libcilk is loaded at start-up): one %fs-relative load.
+extern __thread bool tls_inline_scopes __attribute__((tls_model("initial-exec"), visibility("default")));
+
+// The inline scope entry: false when the library must enter the scope.
+[[gnu::always_inline]] inline bool scope_enter_inline(scope_state* scope) noexcept {
+  if (__builtin_expect(!tls_inline_scopes, 0)) return false;
+  scope->core.join.store(1, std::memory_order_relaxed);
+  scope->core.flags = 0;
+  scope->core.error_claimed.store(0, std::memory_order_relaxed);
+  return true;
+}
+
+// True when a sync (or the scope's end) has nothing to do: an inline scope whose
+// stolen children have all ended and none of whose children threw.
+[[gnu::always_inline]] inline bool scope_synced(scope_state* scope) noexcept {
+  return __builtin_expect(scope->core.flags == 0, 1) &&
+         __builtin_expect(scope->core.join.load(std::memory_order_acquire) == 1, 1) &&
+         __builtin_expect(scope->core.error_claimed.load(std::memory_order_relaxed) == 0, 1);
+}
+
 using child_function = void (*)(void*);
 
+// How the runtime runs a child whose callable has type Fn (one constant instance per
+// type, child_ops_for<Fn, kMove>). The runtime's entry frame at the bottom of the
+// child's fiber makes the child's own copy of the callable in its frame
+// (`construct`), publishes the parent's continuation,
+// calls `call` on the copy, then destroys it (`destroy`, nothing when null). The
+// adapters are noexcept: what the callable's copy or destructor throws is recorded
+// for the sync with child_exception; `construct` then returns false.
+struct child_ops {
+  std::size_t size;
+  bool (*construct)(void* to, void* from, void* child) noexcept;
+  void (*destroy)(void* object, void* child) noexcept;
+};
+
+// The library's paths: entering a scope when scope_enter_inline declined; syncing
+// or leaving one when scope_synced is false.
 CILK_DETAIL_API void scope_enter(scope_state* scope);
 CILK_DETAIL_API void scope_leave(scope_state* scope);
 CILK_DETAIL_API void scope_sync(scope_state* scope);
 CILK_DETAIL_API bool in_runtime() noexcept;
 CILK_DETAIL_API long automatic_grain(unsigned long iterations) noexcept;
 
-// Called by a child fiber once it has its own copy of the callable: publishes the
-// parent's continuation for thieves. Returns the child's handle.
-CILK_DETAIL_API void* child_begin(transfer from) noexcept;
-// Records the exception a child threw in its scope (the first one wins); leaves
-// `error` empty.
-CILK_DETAIL_API void child_error(void* child, std::exception_ptr& error) noexcept;
+// Called inside a catch handler: records the exception being handled as the one
+// the child's sync rethrows (the first one recorded in the scope wins).
+CILK_DETAIL_API void child_exception(void* child) noexcept;
 
 }  // namespace detail
 }  // namespace cilk
 
 // The spawn entry (spawn_shim.S): records the caller's registers at the call (the
-// spawn point) and enters the runtime. Never inlined, never a tail call.
-extern "C" CILK_DETAIL_API void cilk_spawn_shim(cilk::detail::scope_state* scope, cilk::detail::fiber_entry entry,
-                                                void* closure);
-
-// The only runtime frame between a child fiber's bottom frames and the child's
-// code: it calls `function(object)`. It lives in the library's section
-// cilk_trampoline_text, whose bounds are every child segment's entry range
-// (entry_lo, entry_hi), so a logical unwinder stops at the first frame whose pc is
-// inside it. The worker is in state WORKING exactly while `function` runs.
-extern "C" CILK_DETAIL_API void cilk_invoke_child(cilk::detail::child_function function, void* object);
+// spawn point) and enters the runtime, which returns to the caller when the
+// parent's continuation resumes (on this worker or a thief). `call` is
+// direct_call<Fn>() and `closure` the callable in the caller's frame.
+extern "C" CILK_DETAIL_API void cilk_spawn_shim(cilk::detail::scope_state* scope, const cilk::detail::child_ops* ops,
+                                                void* closure, cilk::detail::child_function call);
 
 namespace cilk {
 namespace detail {
@@ -92,7 +131,7 @@ struct plain_call_operator<R (C::*)() noexcept> : std::bool_constant<kReturnsInR
 template <class C, class R>
 struct plain_call_operator<R (C::*)() const noexcept> : std::bool_constant<kReturnsInRegisters<R>> {};
 
-// The function cilk_invoke_child calls for a callable of type Fn. For a class with
+// The function the runtime's entry frame calls for a callable of type Fn. For a class with
 // one non-virtual, argument-less operator() (every lambda given to spawn) it is
 // that operator itself: under the Itanium C++ ABI a non-virtual member function is
 // a plain function taking `this` first, so the child's own code sits directly on
@@ -122,45 +161,43 @@ child_function direct_call() noexcept {
   return &invoke_erased<Fn>;
 }
 
-// Runs one child on a pooled fiber: copies the callable onto the fiber, publishes
-// the parent's continuation, calls the callable, records what it threw. Returns the
-// child's handle; the runtime's fiber loop, which called this, then ends the child.
-// Frames of a running child, innermost first: the child's code, cilk_invoke_child,
-// fiber_main<Fn, kMove>, the runtime's fiber loop, Boost's context start code.
 template <class Fn, bool kMove>
-[[gnu::noinline]] void* fiber_main(transfer from) noexcept {
-  Fn* const source = static_cast<Fn*>(static_cast<spawn_request*>(from.data)->closure);
-  std::exception_ptr error;
-  void* child = nullptr;
-  alignas(Fn) unsigned char storage[sizeof(Fn)];
-  Fn* callable = nullptr;
-  // Own copy first: once child_begin publishes the continuation, the parent may
-  // resume and destroy the original.
-  try {
+bool construct_child(void* to, void* from, void* child) noexcept {
+  if constexpr (std::is_trivially_copyable_v<Fn>) {
+    (void)child;
+    ::new (to) Fn(*static_cast<const Fn*>(from));  // a few moves, inlined here
+    return true;
+  } else try {
     if constexpr (kMove) {
-      callable = ::new (static_cast<void*>(storage)) Fn(std::move(*source));
+      ::new (to) Fn(std::move(*static_cast<Fn*>(from)));
     } else {
-      callable = ::new (static_cast<void*>(storage)) Fn(*source);
+      ::new (to) Fn(*static_cast<const Fn*>(from));
     }
+    return true;
   } catch (...) {
-    error = std::current_exception();
+    child_exception(child);
+    return false;
   }
-  child = child_begin(from);
-  if (callable != nullptr) {
-    try {
-      cilk_invoke_child(direct_call<Fn>(), callable);
-    } catch (...) {
-      if (!error) error = std::current_exception();
-    }
-    try {
-      callable->~Fn();
-    } catch (...) {
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) child_error(child, error);
-  return child;
 }
+
+template <class Fn>
+void destroy_child(void* object, void* child) noexcept {
+  try {
+    static_cast<Fn*>(object)->~Fn();
+  } catch (...) {
+    child_exception(child);
+  }
+}
+
+// The child's copy lives in the runtime's entry frame, aligned to 64 bytes.
+inline constexpr std::size_t kChildAlignment = 64;
+
+template <class Fn, bool kMove>
+inline constexpr child_ops child_ops_for{
+    sizeof(Fn),
+    &construct_child<Fn, kMove>,
+    std::is_trivially_destructible_v<Fn> ? nullptr : &destroy_child<Fn>,
+};
 
 }  // namespace detail
 }  // namespace cilk
