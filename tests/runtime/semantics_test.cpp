@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cfenv>
 #include <cstdlib>
 #include <mutex>
 #include <numeric>
@@ -169,6 +170,75 @@ TEST(CilkSemantics, LvalueAndFunctionPointerCallables) {
     s.spawn([v = std::vector<int>(100, 1)] { calls.fetch_add(std::accumulate(v.begin(), v.end(), 0)); });
   });
   EXPECT_EQ(calls.load(), 111);
+}
+
+// A callable whose copy throws: the child does not run, the sync rethrows, and the
+// scope's other children are unaffected.
+TEST(CilkSemantics, CallableWhoseCopyThrowsIsNotRun) {
+  static std::atomic<int> runs{0};
+  struct CopyThrows {
+    CopyThrows() = default;
+    CopyThrows(const CopyThrows&) { throw std::length_error("copy"); }
+    void operator()() const { runs.fetch_add(1); }
+  };
+  std::atomic<int> others{0};
+  EXPECT_THROW(cilk::run([&] {
+                 const CopyThrows callable;
+                 cilk::scope s;
+                 s.spawn([&] { others.fetch_add(1); });
+                 s.spawn(callable);  // copied: throws on the child's fiber
+                 s.spawn([&] { others.fetch_add(1); });
+                 s.sync();
+               }),
+               std::length_error);
+  EXPECT_EQ(runs.load(), 0);
+  EXPECT_EQ(others.load(), 2);
+}
+
+// A callable whose destructor throws: the child ran, the sync rethrows.
+TEST(CilkSemantics, CallableWhoseDestructorThrowsIsRethrownAtSync) {
+  static std::atomic<int> runs{0};
+  struct DestructorThrows {
+    DestructorThrows() = default;
+    DestructorThrows(DestructorThrows&& other) noexcept : armed(other.armed) { other.armed = false; }
+    ~DestructorThrows() noexcept(false) {
+      if (armed) throw std::domain_error("destructor");
+    }
+    void operator()() const { runs.fetch_add(1); }
+    bool armed = true;
+  };
+  EXPECT_THROW(cilk::run([] {
+                 cilk::scope s;
+                 s.spawn([] { runs.fetch_add(10); });
+                 s.spawn(DestructorThrows{});  // moved into the child, whose copy throws at its end
+                 s.sync();
+               }),
+               std::domain_error);
+  EXPECT_EQ(runs.load(), 11);
+}
+
+// The floating-point control state (here the rounding mode) the entering thread had
+// is the one stolen work runs with, although the pool threads started with another.
+TEST(CilkSemantics, StolenWorkRunsWithTheEnteringThreadsRoundingMode) {
+  cilk::run([] {});  // the pool threads exist, with the default rounding mode
+  const int saved = std::fegetround();
+  ASSERT_EQ(std::fesetround(FE_UPWARD), 0);
+  std::atomic<int> wrong{0};
+  const auto check = [&wrong] {
+    if (std::fegetround() != FE_UPWARD) wrong.fetch_add(1);
+  };
+  cilk::run([&] {
+    for (int round = 0; round < 50; ++round) {
+      cilk::scope s;
+      s.spawn(check);
+      check();  // the continuation: resumed by the other worker under CILK_FORCE_STEAL
+      s.sync();
+      check();
+    }
+    cilk::parallel_for(0, 1000, 1, [&](long) { check(); });
+  });
+  std::fesetround(saved);
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // Deep ordinary recursion inside a spawned child runs on the fiber's stack.

@@ -13,8 +13,8 @@
 //    `stmxcsr` alone costs ~4 ns here: the FP control save was 70% of a switch and
 //    ~9 ns of every spawn. This switch leaves the FP control state alone: a strand
 //    that continues on the same thread sees the state its child left, exactly as in
-//    the serial elision, and a thief installs the runtime's entry state before it
-//    resumes stolen work (fp_control.hpp; the semantics of oneTBB's arenas).
+//    the serial elision, and a worker installs the entering thread's state before
+//    it resumes stolen work (fp_control.hpp; the semantics of oneTBB's arenas).
 // 2. It resumes the target with an indirect `jmp` to a return address the target
 //    left on its own stack. A plain `call jump_fcontext` pushes a return-stack-buffer
 //    entry that no `ret` ever pops, so every return the resumed context made

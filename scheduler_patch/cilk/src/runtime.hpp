@@ -26,6 +26,7 @@
 #include "cilk/detail/runtime_entry.hpp"
 #include "cilkprof/runtime_abi.h"
 #include "config.hpp"
+#include "fp_control.hpp"
 #include "spawn_abi.h"
 #include "idle_sleep.hpp"
 #include "sanitizer_fibers.hpp"
@@ -221,6 +222,7 @@ struct Runtime {
   std::mutex entry_mutex;             // one entering thread at a time
   Stack root_stack;                   // the entering thread's stack while bound
   std::atomic<void*> root_handoff{nullptr};
+  FpControl entry_fp;                 // the entering thread's, for stolen work
   // CILK_FORCE_STEAL: continuations whose child ended, for another worker.
   std::mutex forced_mutex;
   Continuation* forced_head = nullptr;

@@ -238,6 +238,7 @@ Target HandleSchedulerMessage(Runtime& rt, Worker* self, cilk::detail::transfer 
 
 void RunFromScheduler(Runtime& rt, Worker* self, Target target) {
   Message go{MessageKind::kFromScheduler};
+  if (target.fctx != nullptr) rt.entry_fp.Install();  // fp_control.hpp
   while (target.fctx != nullptr) {
     SetBusy(self, CILKPROF_STATE_OVERHEAD);
     // The profiler: during the switch, `segment` names the stack being entered.
@@ -384,6 +385,7 @@ void BindRoot(ScopeState* scope) {
     worker->sched_fctx = bctx::make_fcontext(reinterpret_cast<void*>(s.segment.stack_hi),
                                              s.segment.stack_hi - s.segment.stack_lo, &SchedulerFiberMain);
   }
+  rt.entry_fp.Capture();
   rt.active_roots.fetch_add(1, std::memory_order_seq_cst);
   scope->core.flags |= kScopeRoot;
   worker->record.segment = &rt.root_stack.segment;

@@ -26,7 +26,13 @@
 // keep addresses of thread_local variables across a spawn or sync.
 //
 // The callable given to spawn is moved (rvalue) or copied (lvalue) into the child
-// before the continuation can be stolen, so a temporary lambda is safe.
+// before the continuation can be stolen, so a temporary lambda is safe. If that
+// copy throws, the child does not run and the sync rethrows.
+//
+// Floating-point control state (rounding mode, exception masks, flush-to-zero): a
+// worker that resumes stolen work installs the state the entering thread had when it
+// entered the runtime (as oneTBB's arenas do). Change it before entering, or restore
+// it before the next spawn or sync.
 //
 // Environment (read once, when the runtime starts): CILK_NWORKERS (workers,
 // default: the CPUs this process may run on), CILK_STACK_SIZE (bytes per fiber
