@@ -27,6 +27,10 @@ for p in fib matmul; do
     -L"$BUILD/lib" -lcilk -Wl,-rpath,"$BUILD/lib"
 done
 
+# 1-worker runs are pinned to this CPU (see the examples section below).
+PIN_CPU=${PIN_CPU:-$(($(nproc) - 1))}
+pin_if_one() { if [[ $1 == 1 ]]; then echo "taskset -c $PIN_CPU"; fi; }
+
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 echo "== machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -42,7 +46,7 @@ for program in fib matmul; do
     for ((r = 0; r < RUNS; r++)); do
       for rt in cilk tbb omp; do
         exe=$CLANG_DIR/bench_${program}_$rt
-        s=$(CILK_NWORKERS=$workers OMP_NUM_THREADS=$workers "$exe" "$size" | awk '{print $4}')
+        s=$(CILK_NWORKERS=$workers OMP_NUM_THREADS=$workers $(pin_if_one "$workers") "$exe" "$size" | awk '{print $4}')
         t[$rt]+="$s "
       done
     done
@@ -56,20 +60,26 @@ done
 
 # Work efficiency and speedup of the example programs (target `examples`), from
 # each program's own "time:" line (the computation only). Ts: the serial elision.
+# The 1-worker runs (Ts and T1) are pinned to one CPU ($PIN_CPU, default the last
+# one): on a shared host one virtual CPU can be slower than another for a while. Each
+# round runs Ts, T1 and T2 back to back, and the ratios are per round (medians of
+# T1/Ts and T1/T2 over the rounds), so slow phases of the host cancel out.
 EX=${EXAMPLES_BIN:-$BIN}
 EXAMPLES=${EXAMPLES:-fib nqueens cilksort matmul rectmul strassen heat fft knapsack lu cholesky}
-echo "== examples: median compute seconds of $RUNS alternating runs, T1/Ts and speedup T1/T2"
+echo "== examples: median compute seconds of $RUNS rounds; medians of the per-round T1/Ts and T1/T2 (1 worker on CPU $PIN_CPU)"
 compute_time() { "$@" | awk '/^time:/ {print $2}'; }
 for name in $EXAMPLES; do
   [[ -x $EX/$name && -x $EX/${name}_serial ]] || { echo "$name: not built (cmake --build $BUILD --target examples)"; continue; }
-  ts=(); t1=(); t2=()
+  ts=(); t1=(); t2=(); eff=(); speedup=()
   for ((r = 0; r < RUNS; r++)); do
-    ts+=("$(compute_time "$EX/${name}_serial")")
-    t1+=("$(CILK_NWORKERS=1 compute_time "$EX/$name")")
-    t2+=("$(CILK_NWORKERS=2 compute_time "$EX/$name")")
+    s=$(compute_time taskset -c "$PIN_CPU" "$EX/${name}_serial")
+    a=$(CILK_NWORKERS=1 compute_time taskset -c "$PIN_CPU" "$EX/$name")
+    b=$(CILK_NWORKERS=2 compute_time "$EX/$name")
+    ts+=("$s"); t1+=("$a"); t2+=("$b")
+    eff+=("$(echo "$a / $s" | bc -l)"); speedup+=("$(echo "$a / $b" | bc -l)")
   done
-  s=$(printf '%s\n' "${ts[@]}" | median); a=$(printf '%s\n' "${t1[@]}" | median); b=$(printf '%s\n' "${t2[@]}" | median)
-  printf '%-10s Ts=%-9s T1=%-9s T2=%-9s T1/Ts=%.3f T1/T2=%.2f\n' "$name" "$s" "$a" "$b" \
-    "$(echo "$a / $s" | bc -l)" "$(echo "$a / $b" | bc -l)"
+  printf '%-10s Ts=%-9s T1=%-9s T2=%-9s T1/Ts=%.3f T1/T2=%.2f\n' "$name" \
+    "$(printf '%s\n' "${ts[@]}" | median)" "$(printf '%s\n' "${t1[@]}" | median)" "$(printf '%s\n' "${t2[@]}" | median)" \
+    "$(printf '%s\n' "${eff[@]}" | median)" "$(printf '%s\n' "${speedup[@]}" | median)"
 done
 echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"

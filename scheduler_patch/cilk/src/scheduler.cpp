@@ -293,38 +293,45 @@ void UnbindRoot() {
   rt.entry_mutex.unlock();
 }
 
-// A child's function has returned on `fiber`. Returns if its parent was not stolen
-// (the deque's newest entry): the caller then returns to the parent through
-// SpawnSwitch. Else the parent was stolen: count the child out of the parent's
-// scope and resume the parent if it waits at its sync for this last child, or go to
-// the scheduler; either way the fiber's frames are dead and the receiver recycles it.
-// `worker` is the calling thread's, already in state OVERHEAD.
-void EndChild(Worker* worker, Fiber* fiber) {
-  Runtime& runtime = *g_runtime;
+// A child whose parent was stolen (or handed off under CILK_FORCE_STEAL) has ended
+// on `fiber`: leave the fiber for good. If the parent waits at its sync for this
+// last child, resume it here; else go to the scheduler. Either receiver recycles
+// the fiber, whose frames never return.
+[[noreturn, gnu::noinline]] void LeaveEndedChild(Worker* worker, Fiber* fiber, bool parent_stolen) {
   ScopeState* scope = fiber->scope;
-  Continuation* expected = fiber->parent;
-  CILKPROF_HOOK(g_hooks, child_end, &scope->tool);
-
   Message message{MessageKind::kFreeFiber, fiber};
-  message.abandoned_sp = sanitizer::StackPointer();
-  if (Continuation* parent = worker->deque.Pop(); parent != nullptr) {
-    if (parent != expected) Fatal("cilk: internal error: the deque's newest entry is not the parent.\n");
-    if (!ForceSteal(runtime)) return;
-    Continuation** link = &parent->ancestors;
-    worker->deque.DrainOldestFirst([&link](Continuation* older) {
-      *link = older;
-      link = &older->next_ancestor;
-    });
-    *link = nullptr;
-    PostForced(runtime, parent, worker->record.worker_id);
-  } else if (scope->core.join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    // The parent was stolen, is parked at its sync and this was its last child.
+  message.abandoned_sp = sanitizer::StackPointer();  // below every frame left here
+  if (parent_stolen && scope->core.join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The parent is parked at its sync and this was its last child.
     scope->core.join.store(1, std::memory_order_relaxed);
     SwitchTo(scope->resume_fctx, scope->resume_stack, &message, /*dying=*/true);
-    Fatal("cilk: internal error: a finished child's fiber was resumed.\n");
+  } else {
+    SwitchTo(worker->sched_fctx, worker->sched_stack, &message, /*dying=*/true);
   }
-  SwitchTo(worker->sched_fctx, worker->sched_stack, &message, /*dying=*/true);
   Fatal("cilk: internal error: a finished child's fiber was resumed.\n");
+}
+
+// A child's code has returned on `fiber` (its worker, the caller's, is in state
+// OVERHEAD). Returns if its parent was not stolen (the deque's newest entry): the
+// caller then returns to the parent through SpawnSwitch. Else the parent was
+// stolen: count the child out of the parent's scope and leave the fiber.
+void EndChild(Worker* worker, Fiber* fiber) {
+  CILKPROF_HOOK(g_hooks, child_end, &fiber->scope->tool);
+  Continuation* parent = worker->deque.Pop();
+  if (parent == nullptr) LeaveEndedChild(worker, fiber, /*parent_stolen=*/true);
+  if (parent != fiber->parent) Fatal("cilk: internal error: the deque's newest entry is not the parent.\n");
+  Runtime& runtime = *g_runtime;
+  if (!ForceSteal(runtime)) return;
+  // CILK_FORCE_STEAL: hand the parent, with the older entries of this deque, to
+  // another worker.
+  Continuation** link = &parent->ancestors;
+  worker->deque.DrainOldestFirst([&link](Continuation* older) {
+    *link = older;
+    link = &older->next_ancestor;
+  });
+  *link = nullptr;
+  PostForced(runtime, parent, worker->record.worker_id);
+  LeaveEndedChild(worker, fiber, /*parent_stolen=*/false);
 }
 
 std::exception_ptr SyncChildren(ScopeState* scope, const void* callsite) {
@@ -455,7 +462,14 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility(
   const cilk::detail::child_ops* const ops = request->ops;
   const cilk::detail::child_function call = request->call;
   void* const callable = __builtin_alloca_with_align(ops->size, cilk::detail::kChildAlignment * 8);
-  const bool constructed = ops->construct(callable, request->closure, fiber);
+  bool constructed = true;
+  if (ops->construct == nullptr) {  // a few words (kCopiedAsWords): no call
+    const auto* from = static_cast<const uintptr_t*>(request->closure);
+    auto* to = static_cast<uintptr_t*>(callable);
+    for (std::size_t i = 0; i < ops->size / sizeof(uintptr_t); ++i) to[i] = from[i];
+  } else {
+    constructed = ops->construct(callable, request->closure, fiber);
+  }
   // The parent may resume elsewhere from here on, ending the request with its frame.
   rt::Worker* worker = CurrentWorker();
   rt::PublishParent(worker, fiber);

@@ -75,7 +75,7 @@ using child_function = void (*)(void*);
 // How the runtime runs a child whose callable has type Fn (one constant instance per
 // type, child_ops_for<Fn, kMove>). The runtime's entry frame at the bottom of the
 // child's fiber makes the child's own copy of the callable in its frame
-// (`construct`), publishes the parent's continuation,
+// (`construct`, or a copy of size / 8 words when null), publishes the parent's continuation,
 // calls `call` on the copy, then destroys it (`destroy`, nothing when null). The
 // adapters are noexcept: what the callable's copy or destructor throws is recorded
 // for the sync with child_exception; `construct` then returns false.
@@ -192,10 +192,16 @@ void destroy_child(void* object, void* child) noexcept {
 // The child's copy lives in the runtime's entry frame, aligned to 64 bytes.
 inline constexpr std::size_t kChildAlignment = 64;
 
+// A callable the runtime may copy itself, as sizeof(Fn) / 8 machine words (every
+// lambda capturing only references or pointers): construct is then null.
+template <class Fn>
+inline constexpr bool kCopiedAsWords = std::is_trivially_copyable_v<Fn> && sizeof(Fn) % sizeof(void*) == 0 &&
+                                       sizeof(Fn) <= 8 * sizeof(void*);
+
 template <class Fn, bool kMove>
 inline constexpr child_ops child_ops_for{
     sizeof(Fn),
-    &construct_child<Fn, kMove>,
+    kCopiedAsWords<Fn> ? nullptr : &construct_child<Fn, kMove>,
     std::is_trivially_destructible_v<Fn> ? nullptr : &destroy_child<Fn>,
 };
 
