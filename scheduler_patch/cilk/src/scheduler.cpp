@@ -509,14 +509,15 @@ inline void CopySpawnPoint(cilkprof_saved_regs_t* to, const cilkprof_saved_regs_
 // returns to the spawner. The fast path: that fiber taken from the cache, its
 // segment linked to the parent's, the child called on it (SpawnSwitch); the child's
 // return brings control back here when the parent was not stolen.
+// The shim also passes what it looked up: the calling worker and the head of its
+// fiber cache (null if empty).
 extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, const cilk::detail::child_ops* ops,
-                                          void* closure, cilk::detail::child_function call) {
+                                          void* closure, cilk::detail::child_function call, cilk::rt::Worker* worker,
+                                          cilk::rt::Fiber* fiber) {
   namespace rt = cilk::rt;
   rt::ScopeState* scope = AsScope(opaque);
-  rt::Worker* worker = CurrentWorker();
   rt::SetState(worker, CILKPROF_STATE_OVERHEAD);
   const cilkprof_segment_t* parent_segment = worker->record.segment;
-  rt::Fiber* fiber = worker->cache.head;
   if (__builtin_expect(fiber != nullptr, 1)) {
     g_runtime->stacks.Allocate(&worker->cache);  // takes `fiber`: the shim wrote the spawn point in it
   } else {

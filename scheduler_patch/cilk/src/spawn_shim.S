@@ -7,10 +7,12 @@
  *   sp = the spawner's stack pointer after the call returns (= before the call),
  *   fp and the callee-saved registers unchanged since the call,
  * in the segment of the fiber the spawn will take (the head of the worker's fiber
- * cache; Worker::spawn_point when the cache is empty), then jumps to cilk_rt_spawn(scope, ops, closure, call) with its arguments
- * untouched. A jump, not a call: cilk_rt_spawn returns straight to the spawner, so
- * the shim adds no frame to each level of a recursion (every nested frame of a
- * spawn level is a return-stack-buffer entry, and deep recursions overflow it).
+ * cache; Worker::spawn_point when the cache is empty), then jumps to
+ * cilk_rt_spawn(scope, ops, closure, call, worker, cached fiber or null) with its
+ * first four arguments untouched. A jump, not a call: cilk_rt_spawn returns
+ * straight to the spawner, so the shim adds no frame to each level of a recursion
+ * (every nested frame of a spawn level is a return-stack-buffer entry, and deep
+ * recursions overflow it).
  * Nothing runs before the registers are read, so nothing can clobber them.
  * The caller is always a worker (its scope bound the thread to the runtime).
  */
@@ -24,13 +26,13 @@ cilk_spawn_shim:
         .cfi_startproc
         /* Worker* of this thread: cilk::rt::tls_worker (initial-exec TLS). */
         movq    _ZN4cilk2rt10tls_workerE@gottpoff(%rip), %rax
-        movq    %fs:(%rax), %rax
+        movq    %fs:(%rax), %r8         /* 5th argument: the worker */
         /* Where the registers go: the segment of the fiber this spawn will take
          * (the head of the worker's cache), or worker->spawn_point if none. */
-        movq    CILK_WORKER_CACHE_HEAD_OFFSET(%rax), %r11
-        leaq    CILK_FIBER_SPAWN_POINT_OFFSET(%r11), %r10
-        addq    $CILK_WORKER_SPAWN_POINT_OFFSET, %rax
-        testq   %r11, %r11
+        movq    CILK_WORKER_CACHE_HEAD_OFFSET(%r8), %r9   /* 6th argument: that fiber */
+        leaq    CILK_FIBER_SPAWN_POINT_OFFSET(%r9), %r10
+        leaq    CILK_WORKER_SPAWN_POINT_OFFSET(%r8), %rax
+        testq   %r9, %r9
         cmovneq %r10, %rax
         movq    (%rsp), %r10            /* return address into the spawner */
         movq    %r10, 0(%rax)
