@@ -17,11 +17,16 @@ target_include_directories(cilk
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   PRIVATE src)
 target_link_libraries(cilk PRIVATE cilkprof::runtime_abi Boost::context Threads::Threads)
+# The library's own ABI version: programs inline cilk/detail/runtime_entry.hpp (the
+# spawn shim's arguments, child_ops, scope_state), so bump it whenever that header's
+# layouts or entry points change; a program built against another version then fails
+# to load (libcilk.so.N not found) instead of misbehaving.
+set(CILK_ABI_VERSION 1)
 set_target_properties(cilk PROPERTIES
   CXX_VISIBILITY_PRESET hidden
   VISIBILITY_INLINES_HIDDEN ON
-  VERSION ${PROJECT_VERSION}
-  SOVERSION ${PROJECT_VERSION_MAJOR})
+  VERSION ${CILK_ABI_VERSION}.0.0
+  SOVERSION ${CILK_ABI_VERSION})
 # Hot paths stay lean and debuggable; frame pointers let the profiler walk runtime frames.
 target_compile_options(cilk PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
 cilkprof_sanitize(cilk)

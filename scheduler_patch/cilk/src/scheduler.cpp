@@ -461,12 +461,19 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility(
   rt::Fiber* const fiber = request->fiber;
   const cilk::detail::child_ops* const ops = request->ops;
   const cilk::detail::child_function call = request->call;
-  void* const callable = __builtin_alloca_with_align(ops->size, cilk::detail::kChildAlignment * 8);
+  // The child's own copy of the callable, in this frame: small ones (the common
+  // case) in a fixed buffer, others in an aligned alloca.
+  alignas(16) unsigned char small[64];
+  const std::size_t size = ops->size;
+  void* const callable = __builtin_expect(size <= sizeof(small) && ops->alignment <= 16, 1)
+                             ? static_cast<void*>(small)
+                             : __builtin_alloca_with_align(size, cilk::detail::kChildMaxAlignment * 8);
   bool constructed = true;
-  if (ops->construct == nullptr) {  // a few words (kCopiedAsWords): no call
+  if (__builtin_expect(ops->construct == nullptr, 1)) {  // a few words (kCopiedAsWords): no call
     const auto* from = static_cast<const uintptr_t*>(request->closure);
     auto* to = static_cast<uintptr_t*>(callable);
-    for (std::size_t i = 0; i < ops->size / sizeof(uintptr_t); ++i) to[i] = from[i];
+    const std::size_t words = size / sizeof(uintptr_t);
+    for (std::size_t i = 0; i < words; ++i) to[i] = from[i];
   } else {
     constructed = ops->construct(callable, request->closure, fiber);
   }

@@ -81,6 +81,7 @@ using child_function = void (*)(void*);
 // for the sync with child_exception; `construct` then returns false.
 struct child_ops {
   std::size_t size;
+  std::size_t alignment;
   bool (*construct)(void* to, void* from, void* child) noexcept;
   void (*destroy)(void* object, void* child) noexcept;
 };
@@ -189,8 +190,9 @@ void destroy_child(void* object, void* child) noexcept {
   }
 }
 
-// The child's copy lives in the runtime's entry frame, aligned to 64 bytes.
-inline constexpr std::size_t kChildAlignment = 64;
+// The child's copy lives in the runtime's entry frame, which aligns it to at most
+// this.
+inline constexpr std::size_t kChildMaxAlignment = 64;
 
 // A callable the runtime may copy itself, as sizeof(Fn) / 8 machine words (every
 // lambda capturing only references or pointers): construct is then null.
@@ -201,6 +203,7 @@ inline constexpr bool kCopiedAsWords = std::is_trivially_copyable_v<Fn> && sizeo
 template <class Fn, bool kMove>
 inline constexpr child_ops child_ops_for{
     sizeof(Fn),
+    alignof(Fn),
     kCopiedAsWords<Fn> ? nullptr : &construct_child<Fn, kMove>,
     std::is_trivially_destructible_v<Fn> ? nullptr : &destroy_child<Fn>,
 };
