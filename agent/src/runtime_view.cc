@@ -71,8 +71,8 @@ bool ElideModuleOf(const void* address) {
 void AttachRuntime(const cilkprof_runtime_t* runtime) {
   if (runtime == nullptr) return;
   ElideModuleOf(reinterpret_cast<const void*>(runtime->current_worker));
-  // Boost.Context's switch (jump_fcontext, make_fcontext's start trampoline) runs
-  // inside every context switch of a fiber-based runtime; it is never user code there.
+  // Boost.Context's code (jump_fcontext, make_fcontext's start trampoline) runs inside
+  // context switches of a fiber-based runtime; it is never user code there.
   ElideModuleOf(dlsym(RTLD_DEFAULT, "jump_fcontext"));
   __atomic_store_n(&g_runtime, runtime, __ATOMIC_RELEASE);
 }

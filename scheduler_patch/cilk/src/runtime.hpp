@@ -202,9 +202,6 @@ class StackPool {
   std::size_t guard_size_ = 0;
   std::size_t map_size_ = 0;
   std::size_t global_limit_ = 0;
-  std::size_t page_size_ = 4096;
-  static constexpr std::size_t kColourStep = 320;  // 5 cache lines
-  std::atomic<std::size_t> next_colour_{0};
   std::mutex mutex_;
   Fiber* global_ = nullptr;
   std::size_t global_count_ = 0;

@@ -1,14 +1,18 @@
-// Spawn, sync and steal: continuation stealing on Boost.Context fibers.
+// Spawn, sync and steal: continuation stealing on fibers (contexts in Boost.Context's
+// fcontext format, switched by context_switch.hpp).
 //
-// spawn: the parent strand P (on stack S) takes a fresh fiber F, saves its context
-//   in a Continuation (in the spawn call's frame on S) and calls the child's code on
-//   F (SpawnSwitch); the child's first act, once it has its own copy of the
-//   callable, is to push the continuation on its worker's deque (PublishParent). Thieves take
-//   the oldest continuation of a victim's deque, so the parent, not the child, is
-//   what moves (work-first, as in Cilk-5).
-// child end: pop the deque. Got P back: switch to it and let it recycle F. Empty:
-//   P was stolen; count the child out of P's scope and, if P is parked at its sync
-//   and this was the last child, resume P here; otherwise go to the scheduler.
+// spawn: the parent strand P (on stack S) takes a fiber F from its worker's cache,
+//   saves its context in a Continuation (in cilk_rt_spawn's frame on S) and calls
+//   the child's entry frame, cilk_invoke_child, on F (SpawnSwitch). The child's first
+//   act, once it has its own copy of the callable, is to push the continuation on its
+//   worker's deque (PublishParent). Thieves take the oldest continuation of a
+//   victim's deque, so the parent, not the child, is what moves (work-first, as in
+//   Cilk-5).
+// child end (EndChild): pop the deque. Got P back: return to it through the call
+//   SpawnSwitch made; P recycles F. Empty: P was stolen; count the child out of P's
+//   scope and, if P is parked at its sync and this was the last child, resume P
+//   here; otherwise go to the scheduler (LeaveEndedChild). F's frames are then left
+//   for good and the receiver recycles it.
 // sync: if a child of the scope is still out (join != 1), park the strand in the
 //   scope and go to the scheduler.
 // The scheduler of a worker runs on the thread's own stack (pool threads) or on a
@@ -387,7 +391,7 @@ void BindRoot(ScopeState* scope) {
     worker->sched_fiber = rt.stacks.Allocate(nullptr);
     worker->sched_stack = &worker->sched_fiber->stack;
     const Stack& s = worker->sched_fiber->stack;
-    // A pooled fiber may hold its loop's suspended frames: the new context replaces them.
+    // A pooled fiber may hold redzones of frames a child left there: the new context replaces them.
     sanitizer::ForgetFrames(s.segment.stack_lo, s.segment.stack_hi);
     worker->sched_fctx = bctx::make_fcontext(reinterpret_cast<void*>(s.segment.stack_hi),
                                              s.segment.stack_hi - s.segment.stack_lo, &SchedulerFiberMain);

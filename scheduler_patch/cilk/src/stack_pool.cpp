@@ -31,9 +31,7 @@ void StackPool::Init(std::size_t usable_size, uint32_t workers) {
   guard_size_ = RoundUp(kGuardBytes, page);
   // The descriptor shares the stack's top page, where the fiber's first frames are:
   // a spawn touches one page of a cached fiber, not two.
-  // One more page for the colour offset (see Map).
-  map_size_ = guard_size_ + RoundUp(usable_size_ + DescriptorBytes(), page) + page;
-  page_size_ = page;
+  map_size_ = guard_size_ + RoundUp(usable_size_ + DescriptorBytes(), page);
   global_limit_ = static_cast<std::size_t>(kWorkerCacheLimit) * workers + 2 * kBatch;
 }
 
@@ -49,12 +47,7 @@ Fiber* StackPool::Map() {
   }
   char* const top = static_cast<char*>(base) + map_size_;
   sanitizer::ForgetFrames(reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(top));
-  // Colouring: every stack's top would otherwise sit at the same offset in its page,
-  // so the hot top frames of all fibers (and their descriptors) would compete for
-  // the same few L1 sets. Successive stacks start kColourStep bytes lower, cycling
-  // through the page.
-  const std::size_t colour = (next_colour_.fetch_add(1, std::memory_order_relaxed) * kColourStep) % page_size_;
-  char* const descriptor = top - DescriptorBytes() - colour;
+  char* const descriptor = top - DescriptorBytes();
   Fiber* fiber = ::new (descriptor) Fiber();
   fiber->map_base = base;
   fiber->map_size = map_size_;
@@ -72,7 +65,7 @@ void StackPool::Unmap(Fiber* fiber) {
   void* base = fiber->map_base;
   const std::size_t size = fiber->map_size;
   fiber->~Fiber();
-  // Its loop is suspended with frames on the stack (see ForgetFrames).
+  // Frames a child left on the stack may still be poisoned (see ForgetFrames).
   sanitizer::ForgetFrames(reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base) + size);
   munmap(base, size);
 }
