@@ -85,8 +85,8 @@ inline boost::context::detail::transfer_t JumpFcontext(void* to, void* data) noe
 // The spawn's switch: suspends the calling context (in the same format as
 // JumpFcontext, its address stored in *context_slot before anything else runs, so
 // a thief can resume it with JumpFcontext), then calls the child's entry frame,
-// cilk_invoke_child(request) (hidden alias cilk_rt_child_entry), on the stack that
-// ends at `stack_top` (16-byte aligned).
+// cilk_invoke_child(arg0, arg1, arg2, arg3) (hidden alias cilk_rt_child_entry), on
+// the stack that ends at `stack_top` (16-byte aligned).
 //  - cilk_invoke_child returns when the child ended and its parent was not stolen:
 //    the call's own return brings control back here, on the parent's stack with its
 //    registers (the callee-saved ones were preserved by the call), and this returns
@@ -103,10 +103,13 @@ inline boost::context::detail::transfer_t JumpFcontext(void* to, void* data) noe
 // six registers twice, the other context's save, and its message.
 extern "C" void cilk_rt_fiber_bottom() __attribute__((visibility("hidden")));
 
-inline boost::context::detail::transfer_t SpawnSwitch(void* request, void** context_slot, void* stack_top) noexcept {
+inline boost::context::detail::transfer_t SpawnSwitch(void* arg0, void* arg1, void* arg2, void* arg3,
+                                                      void** context_slot, void* stack_top) noexcept {
 #if defined(__x86_64__)
+  register void** slot __asm__("r8") = context_slot;
+  register void* top __asm__("r9") = stack_top;
   void* from_fctx;
-  void* from_data;
+  void* rdx = arg2;  // in: the third argument; out: the data of a resuming switch
   __asm__ volatile(
       "leaq -128(%%rsp), %%rsp\n\t"   // step over the red zone
       "leaq 1f(%%rip), %%rax\n\t"
@@ -118,10 +121,10 @@ inline boost::context::detail::transfer_t SpawnSwitch(void* request, void** cont
       "movq %%r15, 0x20(%%rsp)\n\t"
       "movq %%rbx, 0x28(%%rsp)\n\t"
       "movq %%rbp, 0x30(%%rsp)\n\t"
-      "movq %%rsp, (%%rsi)\n\t"       // publishable from here on
+      "movq %%rsp, (%%r8)\n\t"        // publishable from here on
       "movq %%rsp, %%rbx\n\t"         // callee-saved: survives the call
       "leaq 2f(%%rip), %%r12\n\t"     // where cilk_rt_fiber_bottom comes back to
-      "movq %%rcx, %%rsp\n\t"         // the child's stack
+      "movq %%r9, %%rsp\n\t"          // the child's stack
       "jmp cilk_rt_fiber_bottom\n"     // call cilk_rt_child_entry; jmp *%r12
       "2:\n\t"
       "movq %%rbx, %%rsp\n\t"         // the child returned: the parent was not stolen
@@ -132,9 +135,9 @@ inline boost::context::detail::transfer_t SpawnSwitch(void* request, void** cont
       "xorl %%edx, %%edx\n"
       "1:\n\t"
       "leaq 128(%%rsp), %%rsp"
-      : "=a"(from_fctx), "=d"(from_data), "+D"(request), "+S"(context_slot), "+c"(stack_top)
+      : "=a"(from_fctx), "+d"(rdx), "+D"(arg0), "+S"(arg1), "+c"(arg3), "+r"(slot), "+r"(top)
       :
-      : "r8", "r9", "r10", "r11", "memory", "cc",
+      : "r10", "r11", "memory", "cc",
         "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
         "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
 #ifdef __AVX512F__
@@ -143,7 +146,7 @@ inline boost::context::detail::transfer_t SpawnSwitch(void* request, void** cont
         "k1", "k2", "k3", "k4", "k5", "k6", "k7",
 #endif
         "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)");
-  return boost::context::detail::transfer_t{from_fctx, from_data};
+  return boost::context::detail::transfer_t{from_fctx, rdx};
 #else
 #error "cilk: SpawnSwitch is implemented for x86-64 only"
 #endif

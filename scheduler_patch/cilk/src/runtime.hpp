@@ -115,16 +115,6 @@ struct Continuation {
   Continuation* next_ancestor;
 };
 
-// What a spawn hands the child's entry frame (cilk_invoke_child) on the child's
-// fiber. It lives in the spawn's frame on the parent's stack: read before the
-// parent's continuation is published.
-struct SpawnRequest {
-  void* closure;                       // the callable, in the spawning frame
-  const cilk::detail::child_ops* ops;  // how to copy and destroy it
-  cilk::detail::child_function call;   // how to call it
-  Fiber* fiber;                        // the child's
-};
-
 enum class MessageKind : uint32_t {
   kFromScheduler,   // to a strand: the sender is your worker's scheduler context
   kFreeFiber,       // the sender (a finished child's fiber) is dead: recycle it

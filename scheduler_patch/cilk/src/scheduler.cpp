@@ -457,14 +457,13 @@ void child_exception(void* child) noexcept {
 // child segment's entry range: the child's code sits directly above it, so a logical
 // unwinder stops at the first frame whose pc is inside it. The worker is in state
 // WORKING exactly while the child's code runs.
+// Its arguments come in registers from the spawn: the callable (in the spawning
+// frame, which a thief may end once the parent is published), how to copy and
+// destroy it, how to call it, and the child's fiber.
 extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility("default"))) void cilk_invoke_child(
-    void* opaque_request) {
+    void* closure, const cilk::detail::child_ops* ops, cilk::detail::child_function call, cilk::rt::Fiber* fiber) {
   namespace rt = cilk::rt;
   rt::sanitizer::FinishSwitch(nullptr);  // the first code on this stack
-  const auto* request = static_cast<const rt::SpawnRequest*>(opaque_request);
-  rt::Fiber* const fiber = request->fiber;
-  const cilk::detail::child_ops* const ops = request->ops;
-  const cilk::detail::child_function call = request->call;
   // The child's own copy of the callable, in this frame: small ones (the common
   // case) in a fixed buffer, others in an aligned alloca.
   alignas(16) unsigned char small[64];
@@ -474,14 +473,14 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility(
                              : __builtin_alloca_with_align(size, cilk::detail::kChildMaxAlignment * 8);
   bool constructed = true;
   if (__builtin_expect(ops->construct == nullptr, 1)) {  // a few words (kCopiedAsWords): no call
-    const auto* from = static_cast<const uintptr_t*>(request->closure);
+    const auto* from = static_cast<const uintptr_t*>(closure);
     auto* to = static_cast<uintptr_t*>(callable);
     const std::size_t words = size / sizeof(uintptr_t);
     for (std::size_t i = 0; i < words; ++i) to[i] = from[i];
   } else {
-    constructed = ops->construct(callable, request->closure, fiber);
+    constructed = ops->construct(callable, closure, fiber);
   }
-  // The parent may resume elsewhere from here on, ending the request with its frame.
+  // The parent may resume elsewhere from here on, ending the closure with its frame.
   rt::Worker* worker = CurrentWorker();
   rt::PublishParent(worker, fiber);
   if (constructed) {
@@ -497,7 +496,8 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility(
   rt::EndChild(CurrentWorker(), fiber);
 }
 
-extern "C" void cilk_rt_child_entry(void* request) __attribute__((alias("cilk_invoke_child"), visibility("hidden")));
+extern "C" void cilk_rt_child_entry(void* closure, const cilk::detail::child_ops* ops, cilk::detail::child_function call,
+                                    cilk::rt::Fiber* fiber) __attribute__((alias("cilk_invoke_child"), visibility("hidden")));
 
 namespace {
 
@@ -544,7 +544,6 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, con
   continuation.scope = scope;
   fiber->scope = scope;
   fiber->parent = &continuation;  // what the child publishes (PublishParent)
-  rt::SpawnRequest request{closure, ops, call, fiber};
   // The profiler: during the switch, `segment` names the stack being entered (the
   // child's), so an OVERHEAD sample there is charged to this spawn.
   worker->record.segment = &segment;
@@ -552,7 +551,8 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, con
   rt::sanitizer::StartSwitch(&switch_state, /*dying=*/false, segment.stack_lo, segment.stack_hi);
   rt::sanitizer::SwitchTsanFiber(fiber->stack.tsan_fiber);
   const boost::context::detail::transfer_t back =
-      rt::SpawnSwitch(&request, &continuation.fctx, reinterpret_cast<void*>(segment.stack_hi));
+      rt::SpawnSwitch(closure, const_cast<cilk::detail::child_ops*>(ops), reinterpret_cast<void*>(call), fiber,
+                      &continuation.fctx, reinterpret_cast<void*>(segment.stack_hi));
   if (back.data == nullptr) {
     // The child ended on this worker and returned to us through its frames: the
     // fiber is free, and we are back on our stack (the sanitizers learn it now).

@@ -49,7 +49,8 @@ cilk_spawn_shim:
         .size   cilk_spawn_shim, .-cilk_spawn_shim
 
 /* cilk_rt_fiber_bottom: the first code on a child's fiber (SpawnSwitch jumps here
- * with rdi = the request and rsp = the fiber's top). It calls the child's entry
+ * with the entry frame's four arguments in rdi, rsi, rdx, rcx and rsp = the
+ * fiber's top). It calls the child's entry
  * frame and, when that returns (the parent was not stolen), jumps back into the
  * spawn through r12. It sits in the entry-trampoline section with
  * cilk_invoke_child, so the entry frame's return address is in the entry range. */
