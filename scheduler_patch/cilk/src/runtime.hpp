@@ -27,9 +27,9 @@
 #include "cilkprof/runtime_abi.h"
 #include "config.hpp"
 #include "fp_control.hpp"
-#include "spawn_abi.h"
 #include "idle_sleep.hpp"
 #include "sanitizer_fibers.hpp"
+#include "spawn_abi.h"
 #include "the_deque.hpp"
 
 #define CILK_HIDDEN __attribute__((visibility("hidden")))

@@ -453,10 +453,11 @@ void child_exception(void* child) noexcept {
 // SpawnSwitch (under the hidden alias cilk_rt_child_entry): copies the callable into
 // its own frame, publishes the parent's continuation, runs the child, records what
 // it threw, destroys the copy, ends the child. It returns only to a parent that was
-// not stolen. It alone fills the section cilk_trampoline_text, whose bounds are every
-// child segment's entry range: the child's code sits directly above it, so a logical
-// unwinder stops at the first frame whose pc is inside it. The worker is in state
-// WORKING exactly while the child's code runs.
+// not stolen. It and cilk_rt_fiber_bottom (spawn_shim.S), its caller, fill the
+// section cilk_trampoline_text, whose bounds are every child segment's entry range:
+// the child's code sits directly above it, so a logical unwinder stops at the first
+// frame whose pc is inside it. The worker is in state WORKING exactly while the
+// child's code runs.
 // Its arguments come in registers from the spawn: the callable (in the spawning
 // frame, which a thief may end once the parent is published), how to copy and
 // destroy it, how to call it, and the child's fiber.
@@ -539,7 +540,7 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, con
   segment.parent = parent_segment;
   CILKPROF_HOOK(g_hooks, spawn, &scope->tool, reinterpret_cast<const void*>(segment.spawn.pc));
 
-  rt::Continuation continuation;  // its context: saved by SpawnSwitch; the rest see there
+  rt::Continuation continuation;  // fctx: saved by SpawnSwitch; the hand-off fields: see Continuation
   continuation.stack = rt::StackOf(parent_segment);
   continuation.scope = scope;
   fiber->scope = scope;

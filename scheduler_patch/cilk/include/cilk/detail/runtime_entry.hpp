@@ -29,7 +29,8 @@ struct transfer {
 // library's ScopeState begins with it.
 struct scope_core {
   // 1 while the scope's strand runs (is not parked at its sync) + children whose
-  // continuation was stolen and that have not ended.
+  // continuation was stolen and that have not ended. Reaching 0 means: the strand
+  // is parked at its sync and its last child just ended, so that child resumes it.
   std::atomic<std::uint32_t> join;
   // Nonzero: the scope takes the library's paths at sync and exit (the root scope,
   // or a tool is attached); see kScopeSlowPaths.
@@ -75,10 +76,11 @@ using child_function = void (*)(void*);
 // How the runtime runs a child whose callable has type Fn (one constant instance per
 // type, child_ops_for<Fn, kMove>). The runtime's entry frame at the bottom of the
 // child's fiber makes the child's own copy of the callable in its frame
-// (`construct`, or a copy of size / 8 words when null), publishes the parent's continuation,
-// calls `call` on the copy, then destroys it (`destroy`, nothing when null). The
-// adapters are noexcept: what the callable's copy or destructor throws is recorded
-// for the sync with child_exception; `construct` then returns false.
+// (`construct`, or a copy of size / 8 words when null), publishes the parent's
+// continuation, calls direct_call<Fn>() on the copy, then destroys it (`destroy`,
+// nothing when null). The adapters are noexcept: what the callable's copy or
+// destructor throws is recorded for the sync with child_exception; `construct` then
+// returns false.
 struct child_ops {
   std::size_t size;
   std::size_t alignment;
