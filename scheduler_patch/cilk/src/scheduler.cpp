@@ -449,6 +449,30 @@ void child_exception(void* child) noexcept {
 
 }  // namespace cilk::detail
 
+namespace {
+
+// Copies a callable of `words` (<= 8, kCopiedAsWords) machine words. Spelled out so
+// that the compiler cannot turn it into a call to memcpy: that call costs more than
+// the copy, and its frame would sit above the entry frame, where the profiler takes
+// it for the child's code.
+inline void CopyWords(void* to, const void* from, std::size_t words) {
+  auto* d = static_cast<uintptr_t*>(to);
+  const auto* s = static_cast<const uintptr_t*>(from);
+  switch (words) {
+    case 8: d[7] = s[7]; [[fallthrough]];
+    case 7: d[6] = s[6]; [[fallthrough]];
+    case 6: d[5] = s[5]; [[fallthrough]];
+    case 5: d[4] = s[4]; [[fallthrough]];
+    case 4: d[3] = s[3]; [[fallthrough]];
+    case 3: d[2] = s[2]; [[fallthrough]];
+    case 2: d[1] = s[1]; [[fallthrough]];
+    case 1: d[0] = s[0]; [[fallthrough]];
+    default: break;
+  }
+}
+
+}  // namespace
+
 // The runtime's entry frame at the bottom of every child's fiber, called by
 // SpawnSwitch (under the hidden alias cilk_rt_child_entry): copies the callable into
 // its own frame, publishes the parent's continuation, runs the child, records what
@@ -473,11 +497,8 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility(
                              ? static_cast<void*>(small)
                              : __builtin_alloca_with_align(size, cilk::detail::kChildMaxAlignment * 8);
   bool constructed = true;
-  if (__builtin_expect(ops->construct == nullptr, 1)) {  // a few words (kCopiedAsWords): no call
-    const auto* from = static_cast<const uintptr_t*>(closure);
-    auto* to = static_cast<uintptr_t*>(callable);
-    const std::size_t words = size / sizeof(uintptr_t);
-    for (std::size_t i = 0; i < words; ++i) to[i] = from[i];
+  if (__builtin_expect(ops->construct == nullptr, 1)) {
+    CopyWords(callable, closure, size / sizeof(uintptr_t));
   } else {
     constructed = ops->construct(callable, closure, fiber);
   }

@@ -196,8 +196,8 @@ void destroy_child(void* object, void* child) noexcept {
 // this.
 inline constexpr std::size_t kChildMaxAlignment = 64;
 
-// A callable the runtime may copy itself, as sizeof(Fn) / 8 machine words (every
-// lambda capturing only references or pointers): construct is then null.
+// A callable the runtime may copy itself, as sizeof(Fn) / 8 <= 8 machine words
+// (every lambda capturing a few references or pointers): construct is then null.
 template <class Fn>
 inline constexpr bool kCopiedAsWords = std::is_trivially_copyable_v<Fn> && sizeof(Fn) % sizeof(void*) == 0 &&
                                        sizeof(Fn) <= 8 * sizeof(void*);
