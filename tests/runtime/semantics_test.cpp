@@ -4,8 +4,10 @@
 #include <cilk/cilk.hpp>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cfenv>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <numeric>
@@ -215,6 +217,32 @@ TEST(CilkSemantics, CallableWhoseDestructorThrowsIsRethrownAtSync) {
                }),
                std::domain_error);
   EXPECT_EQ(runs.load(), 11);
+}
+
+// Callables the entry frame cannot keep in its fixed buffer: large (copied to the
+// heap) and over-aligned ones. Each child checks its own copy.
+TEST(CilkSemantics, LargeAndOverAlignedCallables) {
+  struct alignas(64) Aligned {
+    long value;
+  };
+  std::atomic<long> sum{0};
+  std::atomic<int> misaligned{0};
+  cilk::run([&] {
+    for (int round = 0; round < 20; ++round) {
+      cilk::scope s;
+      std::array<long, 40> big{};
+      big.fill(round);
+      s.spawn([big, &sum] { sum.fetch_add(std::accumulate(big.begin(), big.end(), 0L)); });
+      const Aligned aligned{round};
+      s.spawn([aligned, &sum, &misaligned] {
+        if (reinterpret_cast<std::uintptr_t>(&aligned) % 64 != 0) misaligned.fetch_add(1);
+        sum.fetch_add(aligned.value);
+      });
+      s.sync();
+    }
+  });
+  EXPECT_EQ(sum.load(), 41L * (19 * 20 / 2));
+  EXPECT_EQ(misaligned.load(), 0);
 }
 
 // The floating-point control state (here the rounding mode) the entering thread had

@@ -489,15 +489,27 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility(
     void* closure, const cilk::detail::child_ops* ops, cilk::detail::child_function call, cilk::rt::Fiber* fiber) {
   namespace rt = cilk::rt;
   rt::sanitizer::FinishSwitch(nullptr);  // the first code on this stack
-  // The child's own copy of the callable, in this frame: small ones (the common
-  // case) in a fixed buffer, others in an aligned alloca.
-  alignas(16) unsigned char small[64];
+  // The child's own copy of the callable: in this frame (the common case), or on
+  // the heap when it is large or over-aligned. Not a dynamic alloca: an alloca in a
+  // frame that a stolen child's fiber abandons left ASan redzones behind.
+  alignas(16) unsigned char small[128];
   const std::size_t size = ops->size;
-  void* const callable = __builtin_expect(size <= sizeof(small) && ops->alignment <= 16, 1)
-                             ? static_cast<void*>(small)
-                             : __builtin_alloca_with_align(size, cilk::detail::kChildMaxAlignment * 8);
+  const std::size_t alignment = ops->alignment;
+  void* heap = nullptr;
+  void* callable = small;
   bool constructed = true;
-  if (__builtin_expect(ops->construct == nullptr, 1)) {
+  if (__builtin_expect(size > sizeof(small) || alignment > 16, 0)) {
+    try {
+      heap = ::operator new(size, std::align_val_t(alignment));
+      callable = heap;
+    } catch (...) {
+      cilk::detail::child_exception(fiber);
+      constructed = false;
+    }
+  }
+  if (!constructed) {
+    // No memory for the copy: the child does not run; its sync rethrows.
+  } else if (__builtin_expect(ops->construct == nullptr, 1)) {
     CopyWords(callable, closure, size / sizeof(uintptr_t));
   } else {
     constructed = ops->construct(callable, closure, fiber);
@@ -515,6 +527,7 @@ extern "C" __attribute__((noinline, section("cilk_trampoline_text"), visibility(
     rt::SetState(CurrentWorker(), CILKPROF_STATE_OVERHEAD);  // the child may have moved
     if (ops->destroy != nullptr) ops->destroy(callable, fiber);
   }
+  if (heap != nullptr) ::operator delete(heap, std::align_val_t(alignment));
   rt::EndChild(CurrentWorker(), fiber);
 }
 

@@ -122,8 +122,6 @@ class scope {
     using Fn = std::decay_t<F>;
     static_assert(std::is_invocable_v<Fn&>, "cilk::scope::spawn needs a callable taking no arguments");
     constexpr bool kMove = !std::is_lvalue_reference_v<F>;
-    static_assert(alignof(Fn) <= detail::kChildMaxAlignment,
-                  "cilk::scope::spawn: over-aligned callable; capture it by reference in a lambda");
     if constexpr (std::is_class_v<std::remove_reference_t<F>>) {
       ::cilk_spawn_shim(&state_, &detail::child_ops_for<Fn, kMove>,
                         const_cast<void*>(static_cast<const volatile void*>(std::addressof(child))),

@@ -75,8 +75,9 @@ using child_function = void (*)(void*);
 
 // How the runtime runs a child whose callable has type Fn (one constant instance per
 // type, child_ops_for<Fn, kMove>). The runtime's entry frame at the bottom of the
-// child's fiber makes the child's own copy of the callable in its frame
-// (`construct`, or a copy of size / 8 words when null), publishes the parent's
+// child's fiber makes the child's own copy of the callable, in its frame or, if large
+// or over-aligned, on the heap (`construct`, or a copy of size / 8 words when null;
+// if the copy cannot be made, the child does not run), publishes the parent's
 // continuation, calls direct_call<Fn>() on the copy, then destroys it (`destroy`,
 // nothing when null). The adapters are noexcept: what the callable's copy or
 // destructor throws is recorded for the sync with child_exception; `construct` then
@@ -191,10 +192,6 @@ void destroy_child(void* object, void* child) noexcept {
     child_exception(child);
   }
 }
-
-// The child's copy lives in the runtime's entry frame, which aligns it to at most
-// this.
-inline constexpr std::size_t kChildMaxAlignment = 64;
 
 // A callable the runtime may copy itself, as sizeof(Fn) / 8 <= 8 machine words
 // (every lambda capturing a few references or pointers): construct is then null.
