@@ -35,21 +35,43 @@
 
 namespace cilk::rt {
 
+// Shared by both switches below.
+// Suspends the running context in the fcontext layout (see the top of this file):
+// steps over the red zone, pushes the resume address (local label 1), and stores the
+// six callee-saved registers; rsp is then the context's address. 0x00 (Boost's FP
+// control slot) is left unwritten. Clobbers rax.
+#define CILK_SAVE_CONTEXT_ASM              \
+  "leaq -128(%%rsp), %%rsp\n\t"            \
+  "leaq 1f(%%rip), %%rax\n\t"              \
+  "pushq %%rax\n\t"                        \
+  "leaq -0x38(%%rsp), %%rsp\n\t"           \
+  "movq %%r12, 0x08(%%rsp)\n\t"            \
+  "movq %%r13, 0x10(%%rsp)\n\t"            \
+  "movq %%r14, 0x18(%%rsp)\n\t"            \
+  "movq %%r15, 0x20(%%rsp)\n\t"            \
+  "movq %%rbx, 0x28(%%rsp)\n\t"            \
+  "movq %%rbp, 0x30(%%rsp)\n\t"
+
+// The vector, mask and x87 registers: call-clobbered in the System V ABI, so a
+// switch (whose other side may run any code) clobbers them all.
+#ifdef __AVX512F__
+#define CILK_SWITCH_AVX512_CLOBBERS                                                          \
+  "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", \
+      "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6", "k7",
+#else
+#define CILK_SWITCH_AVX512_CLOBBERS
+#endif
+#define CILK_SWITCH_VECTOR_CLOBBERS                                                                  \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",   \
+      "xmm12", "xmm13", "xmm14", "xmm15", CILK_SWITCH_AVX512_CLOBBERS "st", "st(1)", "st(2)", "st(3)", \
+      "st(4)", "st(5)", "st(6)", "st(7)"
+
 inline boost::context::detail::transfer_t JumpFcontext(void* to, void* data) noexcept {
 #if defined(__x86_64__)
   void* from_fctx;
   void* from_data;
   __asm__ volatile(
-      "leaq -128(%%rsp), %%rsp\n\t"   // step over the red zone the caller may be using
-      "leaq 1f(%%rip), %%rax\n\t"
-      "pushq %%rax\n\t"               // 0x38: where this context resumes
-      "leaq -0x38(%%rsp), %%rsp\n\t"  // 0x00 (FP control) is left unwritten
-      "movq %%r12, 0x08(%%rsp)\n\t"
-      "movq %%r13, 0x10(%%rsp)\n\t"
-      "movq %%r14, 0x18(%%rsp)\n\t"
-      "movq %%r15, 0x20(%%rsp)\n\t"
-      "movq %%rbx, 0x28(%%rsp)\n\t"
-      "movq %%rbp, 0x30(%%rsp)\n\t"
+      CILK_SAVE_CONTEXT_ASM
       "movq %%rsp, %%rax\n\t"         // this context, for the target
       "movq %%rdi, %%rsp\n\t"         // the target's stack
       "movq 0x38(%%rsp), %%r8\n\t"
@@ -67,15 +89,7 @@ inline boost::context::detail::transfer_t JumpFcontext(void* to, void* data) noe
       "leaq 128(%%rsp), %%rsp"
       : "=a"(from_fctx), "=d"(from_data), "+D"(to), "+S"(data)
       :
-      : "rcx", "r8", "r9", "r10", "r11", "memory", "cc",
-        "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
-#ifdef __AVX512F__
-        "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23",
-        "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31",
-        "k1", "k2", "k3", "k4", "k5", "k6", "k7",
-#endif
-        "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)");
+      : "rcx", "r8", "r9", "r10", "r11", "memory", "cc", CILK_SWITCH_VECTOR_CLOBBERS);
   return boost::context::detail::transfer_t{from_fctx, from_data};
 #else
 #error "cilk: JumpFcontext is implemented for x86-64 only"
@@ -111,16 +125,7 @@ inline boost::context::detail::transfer_t SpawnSwitch(void* arg0, void* arg1, vo
   void* from_fctx;
   void* rdx = arg2;  // in: the third argument; out: the data of a resuming switch
   __asm__ volatile(
-      "leaq -128(%%rsp), %%rsp\n\t"   // step over the red zone
-      "leaq 1f(%%rip), %%rax\n\t"
-      "pushq %%rax\n\t"               // 0x38: where a thief resumes this context
-      "leaq -0x38(%%rsp), %%rsp\n\t"
-      "movq %%r12, 0x08(%%rsp)\n\t"
-      "movq %%r13, 0x10(%%rsp)\n\t"
-      "movq %%r14, 0x18(%%rsp)\n\t"
-      "movq %%r15, 0x20(%%rsp)\n\t"
-      "movq %%rbx, 0x28(%%rsp)\n\t"
-      "movq %%rbp, 0x30(%%rsp)\n\t"
+      CILK_SAVE_CONTEXT_ASM
       "movq %%rsp, (%%r8)\n\t"        // publishable from here on
       "movq %%rsp, %%rbx\n\t"         // callee-saved: survives the call
       "leaq 2f(%%rip), %%r12\n\t"     // where cilk_rt_fiber_bottom comes back to
@@ -137,20 +142,16 @@ inline boost::context::detail::transfer_t SpawnSwitch(void* arg0, void* arg1, vo
       "leaq 128(%%rsp), %%rsp"
       : "=a"(from_fctx), "+d"(rdx), "+D"(arg0), "+S"(arg1), "+c"(arg3), "+r"(slot), "+r"(top)
       :
-      : "r10", "r11", "memory", "cc",
-        "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
-#ifdef __AVX512F__
-        "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23",
-        "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31",
-        "k1", "k2", "k3", "k4", "k5", "k6", "k7",
-#endif
-        "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)");
+      : "r10", "r11", "memory", "cc", CILK_SWITCH_VECTOR_CLOBBERS);
   return boost::context::detail::transfer_t{from_fctx, rdx};
 #else
 #error "cilk: SpawnSwitch is implemented for x86-64 only"
 #endif
 }
+
+#undef CILK_SWITCH_VECTOR_CLOBBERS
+#undef CILK_SWITCH_AVX512_CLOBBERS
+#undef CILK_SAVE_CONTEXT_ASM
 
 }  // namespace cilk::rt
 
