@@ -16,7 +16,7 @@ const ex::Program kProgram{
     "fib",
     "Computes fib(n) by naive binary recursion with a spawn in every call (no coarsening):\n"
     "spawn overhead dominates. Verified against the iterative computation.",
-    {{"n", "which Fibonacci number to compute", 35, 0, 60}}};
+    {{"n", "which Fibonacci number to compute", 39, 0, 60}}};
 
 __attribute__((noinline)) std::int64_t fib(int n) {
   if (n < 2) return n;

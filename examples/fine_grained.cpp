@@ -19,7 +19,7 @@ const ex::Program kProgram{
     "Sums a hash of every integer in [0, n) by divide and conquer down to leaves of `grain`\n"
     "elements. With grain 1 (default) every element is its own spawned task, so spawn and\n"
     "sync overhead dominates; try grain 4096 for comparison. Verified against a serial loop.",
-    {{"n", "number of elements", 8'000'000, 0, 10'000'000'000}, {"grain", "elements per leaf task", 1, 1, 1'000'000'000}}};
+    {{"n", "number of elements", 100'000'000, 0, 10'000'000'000}, {"grain", "elements per leaf task", 1, 1, 1'000'000'000}}};
 
 // A few nanoseconds of real work per element.
 inline std::uint64_t element(long i) { return ex::mix64(static_cast<std::uint64_t>(i)); }
