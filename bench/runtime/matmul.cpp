@@ -1,10 +1,12 @@
 // Coarsened recursive matrix multiply C += A*B (n x n, row-major, n a power of two),
 // splitting C into quadrants down to 64x64 blocks, in three runtimes (see fib.cpp).
+// The 64x64 leaves are MatmulKernel (matmul_kernel.cpp), one object for all three.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include "bench_common.hpp"
+#include "matmul_kernel.hpp"
 #if defined(USE_CILK)
 #include <cilk/cilk.hpp>
 static const char* kName = "cilk";
@@ -19,16 +21,8 @@ static const char* kName = "omp";
 
 constexpr int kBase = 64;
 
-static void Kernel(const double* a, const double* b, double* c, int n, int ld) {
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < n; ++k) {
-      const double aik = a[i * ld + k];
-      for (int j = 0; j < n; ++j) c[i * ld + j] += aik * b[k * ld + j];
-    }
-}
-
 static void Mul(const double* a, const double* b, double* c, int n, int ld) {
-  if (n <= kBase) return Kernel(a, b, c, n, ld);
+  if (n <= kBase) return MatmulKernel(a, b, c, n, ld);
   const int h = n / 2;
   const double *a11 = a, *a12 = a + h, *a21 = a + h * ld, *a22 = a + h * ld + h;
   const double *b11 = b, *b12 = b + h, *b21 = b + h * ld, *b22 = b + h * ld + h;
