@@ -33,8 +33,10 @@ for p in fib matmul; do
   unset -n objects
 done
 
+# The CPUs this process may run on (a container's cpuset need not start at 0).
+mapfile -t CPUS < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), sep="\n")')
 # 1-worker runs are pinned to this CPU (see the examples section below).
-PIN_CPU=${PIN_CPU:-$(($(nproc) - 1))}
+PIN_CPU=${PIN_CPU:-${CPUS[-1]}}
 pin_if_one() { if [[ $1 == 1 ]]; then echo "taskset -c $PIN_CPU"; fi; }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -78,12 +80,14 @@ done
 # T1/Ts and T1/T2 over the rounds), so slow phases of the host cancel out.
 #
 # The ceiling column is what this machine allows a 2-worker run at that moment: two
-# 1-worker copies of the program started together, pinned to CPUs 0 and 1, finish
-# in max(Ta, Tb); the ceiling is 2 T1 / max(Ta, Tb). On a machine with two idle,
-# independent cores it is 2.0. On a VM whose two virtual CPUs share a physical core
-# or are stolen by other guests it is lower, and no runtime's T1/T2 can beat it.
-if (($(nproc) < 2)); then
-  echo "== examples: skipped, the speedup and its ceiling need 2 CPUs (this machine has $(nproc))"
+# 1-worker copies of the program started together, pinned to the first two allowed
+# CPUs, finish in max(Ta, Tb); the ceiling is 2 T1 / max(Ta, Tb). On a machine with
+# two idle, independent cores it is 2.0. On a VM whose two virtual CPUs share a
+# physical core or are stolen by other guests it is lower, and for a compute-bound
+# program no runtime's T1/T2 can beat it (a memory-bound one can: two copies need
+# twice the memory traffic and cache of one 2-worker run).
+if ((${#CPUS[@]} < 2)); then
+  echo "== examples: skipped, the speedup and its ceiling need 2 CPUs (this process may use ${#CPUS[@]})"
   exit 0
 fi
 EX=${EXAMPLES_BIN:-$BIN}
@@ -94,8 +98,8 @@ compute_time() { "$@" | awk '/^time:/ {print $2}'; }
 slower_of_two_copies() {
   local exe=$1 a b
   a=$(mktemp) b=$(mktemp)
-  CILK_NWORKERS=1 compute_time taskset -c 0 "$exe" > "$a" &
-  CILK_NWORKERS=1 compute_time taskset -c 1 "$exe" > "$b" &
+  CILK_NWORKERS=1 compute_time taskset -c "${CPUS[0]}" "$exe" > "$a" &
+  CILK_NWORKERS=1 compute_time taskset -c "${CPUS[1]}" "$exe" > "$b" &
   wait
   cat "$a" "$b" | sort -g | tail -1
   rm -f "$a" "$b"
