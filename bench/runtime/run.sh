@@ -21,16 +21,14 @@ CLANG_DIR=$BUILD/bench/runtime/clang
 mkdir -p "$CLANG_DIR"
 CILK_INC="-I$ROOT/scheduler_patch/cilk/include -I$ROOT/scheduler_patch/include"
 clang++-14 -std=c++20 -O2 -g -c "$ROOT/bench/runtime/matmul_kernel.cpp" -o "$CLANG_DIR/matmul_kernel.o"
-fib_objects=()
-matmul_objects=("$CLANG_DIR/matmul_kernel.o")
 for p in fib matmul; do
-  declare -n objects=${p}_objects
+  objects=()
+  [[ $p == matmul ]] && objects=("$CLANG_DIR/matmul_kernel.o")
   clang++-14 -std=c++20 -O2 -g -fopenmp=libomp -DUSE_OMP "$ROOT/bench/runtime/$p.cpp" "${objects[@]}" \
     -o "$CLANG_DIR/bench_${p}_omp" -L/usr/lib/llvm-14/lib -Wl,-rpath,/usr/lib/llvm-14/lib
   clang++-14 -std=c++20 -O2 -g -DUSE_TBB "$ROOT/bench/runtime/$p.cpp" "${objects[@]}" -o "$CLANG_DIR/bench_${p}_tbb" -ltbb
   clang++-14 -std=c++20 -O2 -g -DUSE_CILK $CILK_INC "$ROOT/bench/runtime/$p.cpp" "${objects[@]}" \
     -o "$CLANG_DIR/bench_${p}_cilk" -L"$BUILD/lib" -lcilk -Wl,-rpath,"$BUILD/lib"
-  unset -n objects
 done
 
 # The CPUs this process may run on (a container's cpuset need not start at 0).
@@ -39,7 +37,8 @@ mapfile -t CPUS < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)
 PIN_CPU=${PIN_CPU:-${CPUS[-1]}}
 pin_if_one() { if [[ $1 == 1 ]]; then echo "taskset -c $PIN_CPU"; fi; }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# The median of the numbers given as arguments.
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 echo "== machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== spawn cost (ns), 1 worker"
@@ -64,11 +63,11 @@ for program in fib matmul; do
       omp_ratio+="$(echo "${round[omp]} / ${round[cilk]}" | bc -l) "
       unset round
     done
-    c=$(tr ' ' '\n' <<<"${t[cilk]}" | grep . | median)
-    b=$(tr ' ' '\n' <<<"${t[tbb]}" | grep . | median)
-    o=$(tr ' ' '\n' <<<"${t[omp]}" | grep . | median)
+    c=$(median ${t[cilk]})
+    b=$(median ${t[tbb]})
+    o=$(median ${t[omp]})
     printf '%-8s %-7s %-6s %10.4f %10.4f %10.4f %9.3f %9.3f\n' "$program" "$workers" "$size" "$c" "$b" "$o" \
-      "$(tr ' ' '\n' <<<"$tbb_ratio" | grep . | median)" "$(tr ' ' '\n' <<<"$omp_ratio" | grep . | median)"
+      "$(median $tbb_ratio)" "$(median $omp_ratio)"
   done
 done
 
@@ -116,8 +115,8 @@ for name in $EXAMPLES; do
     eff+=("$(echo "$a / $s" | bc -l)"); speedup+=("$(echo "$a / $b" | bc -l)"); ceiling+=("$(echo "2 * $a / $c" | bc -l)")
   done
   printf '%-10s Ts=%-9s T1=%-9s T2=%-9s T1/Ts=%.3f T1/T2=%.2f ceiling=%.2f\n' "$name" \
-    "$(printf '%s\n' "${ts[@]}" | median)" "$(printf '%s\n' "${t1[@]}" | median)" "$(printf '%s\n' "${t2[@]}" | median)" \
-    "$(printf '%s\n' "${eff[@]}" | median)" "$(printf '%s\n' "${speedup[@]}" | median)" \
-    "$(printf '%s\n' "${ceiling[@]}" | median)"
+    "$(median "${ts[@]}")" "$(median "${t1[@]}")" "$(median "${t2[@]}")" \
+    "$(median "${eff[@]}")" "$(median "${speedup[@]}")" \
+    "$(median "${ceiling[@]}")"
 done
 echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
