@@ -2,6 +2,7 @@
 // The contract is in cilkprof/unwinder/logical.h; the design in docs/UNWINDER.md.
 #include <atomic>
 
+#include "call_site.h"
 #include "cilkprof/unwinder/cursor.h"
 #include "cilkprof/unwinder/fault_guard.h"
 #include "cilkprof/unwinder/logical.h"
@@ -76,22 +77,6 @@ const cilkprof_segment_t* SegmentHolding(const cilkprof_segment_t* head, uintptr
   return nullptr;
 }
 
-// True if the bytes before `ra` end with a call instruction (direct, or indirect
-// through a register or memory operand): what a genuine return address looks like.
-// Used on the frame found by stepping out of runtime code, whose assembly (a context
-// switch in progress) can make an unwinder read a stack word as a return address.
-// May fault on a garbage address: guarded callers only.
-bool PlausibleReturnAddress(uintptr_t ra) {
-  if (ra < 4096 + 8) return false;
-  const auto* b = reinterpret_cast<const volatile uint8_t*>(ra);
-  if (b[-5] == 0xe8) return true;  // call rel32
-  // call r/m64: ff /2, with a ModRM byte and 0, 1 or 4 displacement bytes (and a SIB).
-  for (int length : {2, 3, 4, 6, 7}) {
-    if (b[-length] == 0xff && (b[-length + 1] & 0x38) == 0x10) return true;
-  }
-  return false;
-}
-
 enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncated };
 
 // Records the frames of one segment, from the cursor's current frame outward, until
@@ -104,7 +89,7 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
   for (;;) {
     const uintptr_t pc = RecordedPc(cursor);
     const bool elided = Elided(*state->request, pc);
-    if (!elided && after_elided && cursor.pc_is_return_address() && !PlausibleReturnAddress(cursor.pc())) {
+    if (!elided && after_elided && cursor.pc_is_return_address() && !internal::FollowsCall(cursor.pc())) {
       return SegmentEnd::kBadFrame;
     }
     after_elided = elided;
@@ -219,75 +204,16 @@ void GuardedDwarfWalk(void* arg) {
 }
 
 struct FramePointerWalk {
-  FramePointerCursor cursor;
+  VerifiedFramePointerCursor cursor;
   WalkState* state;
-  volatile bool frameless_first_frame = false;  // see HandOverFramelessFirstFrame
 };
 
 void GuardedLeafProbe(void* arg) { static_cast<FramePointerWalk*>(arg)->cursor.ProbeFramelessLeaf(); }
 
-// Frame-pointer mode, interrupted inside elided (runtime) code: the runtime does not
-// promise frame records (its spawn shim is assembly without one, and a function's
-// prologue has none yet), so an rbp walk would skip the user's spawn or sync site.
-// Its frames are walked with their DWARF CFI instead, and the frame-pointer walk takes
-// over at the first user frame. If that fails, the rbp walk starts from the context.
-void HandOverPastRuntimeFrames(FramePointerWalk* walk) {
-  const WalkState* state = walk->state;
-  if (!Elided(*state->request, walk->cursor.pc())) return;
-  DwarfCursor dwarf;
-  if (!dwarf.InitFromContext(state->request->context)) return;
-  for (uint32_t steps = 0; Elided(*state->request, RecordedPc(dwarf)); ++steps) {
-    if (steps == 64 || dwarf.Step() != StepResult::kOk) return;
-  }
-  if (!dwarf.pc_is_return_address()) return;
-  cilkprof_saved_regs_t regs{};
-  regs.pc = dwarf.pc();
-  regs.sp = dwarf.sp();
-  regs.fp = dwarf.fp();
-  walk->cursor.InitFromSavedRegs(regs);
-}
-
-// Frame-pointer mode, interrupted in a frameless function (a library built without
-// frame pointers, e.g. libm's __sincos_fma or glibc's malloc, that uses rbp as a
-// general register): the rbp chain would start from garbage. When the first record
-// fails Step()'s checks, its return address is not preceded by a call, or reading them
-// faults, the frames are stepped with their DWARF CFI until one has a plausible frame
-// record (at most FramePointerCursor::kMaxPushedCallers), and the rbp walk goes on
-// from there. Costs two reads when the first record looks right. Runtime code is left
-// to HandOverPastRuntimeFrames.
-void GuardedFramelessCheck(void* arg) {
-  auto* walk = static_cast<FramePointerWalk*>(arg);
-  const FramePointerCursor& cursor = walk->cursor;
-  if (cursor.pc_is_return_address() || cursor.has_caller_override() || Elided(*walk->state->request, cursor.pc())) {
-    return;
-  }
-  walk->frameless_first_frame = true;  // stays so if a read below faults
-  uintptr_t return_address = 0;
-  if (cursor.PeekCaller(&return_address) && PlausibleReturnAddress(return_address)) {
-    walk->frameless_first_frame = false;
-  }
-}
-
-void GuardedDwarfFirstFrames(void* arg) {
-  auto* walk = static_cast<FramePointerWalk*>(arg);
-  DwarfCursor dwarf;
-  if (!dwarf.InitFromContext(walk->state->request->context)) return;
-  for (int i = 0; i < FramePointerCursor::kMaxPushedCallers; ++i) {
-    if (dwarf.Step() != StepResult::kOk || !dwarf.pc_is_return_address()) return;
-    // Pushed before the next (possibly faulting) read, so a fault keeps it.
-    walk->cursor.PushCaller(dwarf.pc(), dwarf.sp(), dwarf.fp());
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    uintptr_t return_address = 0;
-    if (FramePointerCursor::PeekCallerOf(dwarf.fp(), dwarf.sp(), &return_address) &&
-        PlausibleReturnAddress(return_address)) {
-      return;
-    }
-  }
-}
-
+// Frame-pointer mode. Frames without a record of their own (frameless libraries, the
+// runtime's assembly and prologues) are stepped with their CFI by the cursor itself.
 void GuardedFramePointerWalk(void* arg) {
   auto* walk = static_cast<FramePointerWalk*>(arg);
-  if (walk->state->start_at_spawn == nullptr) HandOverPastRuntimeFrames(walk);
   WalkLogical(walk->cursor, walk->state);
 }
 
@@ -309,14 +235,6 @@ GuardOutcome WalkFramePointers(WalkState* state) {
     const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
     if (probe == GuardOutcome::kReentered) return probe;
   }
-  if (state->start_at_spawn == nullptr) {
-    GuardOutcome check = RunGuarded(GuardedFramelessCheck, &walk);
-    if (check == GuardOutcome::kReentered) return check;
-    if (walk.frameless_first_frame) {
-      check = RunGuarded(GuardedDwarfFirstFrames, &walk);
-      if (check == GuardOutcome::kReentered) return check;
-    }
-  }
   return RunGuarded(GuardedFramePointerWalk, &walk);
 }
 
@@ -332,6 +250,13 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
   WalkState state{&request, frames, max_frames, 0, false, false, false, 0, nullptr, nullptr};
   GuardOutcome outcome = request.mode == Mode::kFramePointer ? WalkFramePointers(&state)
                                                              : RunGuarded(GuardedDwarfWalk, &state);
+  if (request.mode == Mode::kFramePointer && outcome == GuardOutcome::kFaulted) {
+    // The frame-pointer walk read through a value that only looked like a frame record
+    // (frameless code's data in rbp, whose "return address" was unmapped). The CFI walk
+    // never follows rbp: redo the sample with it, at its cost, rather than lose the path.
+    state = WalkState{&request, frames, max_frames, 0, false, false, false, 0, nullptr, nullptr};
+    outcome = RunGuarded(GuardedDwarfWalk, &state);
+  }
   if (request.overhead && outcome != GuardOutcome::kReentered && !state.truncated &&
       (state.partial || outcome == GuardOutcome::kFaulted) && state.first_segment != nullptr) {
     // An overhead sample whose walk failed before leaving the segment it started in
@@ -356,6 +281,11 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
   result.partial = state.partial || outcome != GuardOutcome::kCompleted;
   result.truncated = state.truncated;
   result.unattributed = state.unattributed && outcome == GuardOutcome::kCompleted;
+  if (request.overhead && result.depth == 0 && !result.partial && !result.truncated) {
+    // A complete overhead walk whose every frame was elided ran in scheduler code with
+    // no strand behind it (a scheduler fiber between strands): no logical context.
+    result.unattributed = true;
+  }
   result.segments = state.segments;
   return result;
 }

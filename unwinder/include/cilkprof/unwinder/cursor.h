@@ -79,30 +79,23 @@ class FramePointerCursor {
   bool InitFromSavedRegs(const cilkprof_saved_regs_t& regs);
 
   // Right after InitFromContext: detects an interrupted frame that has no frame record
-  // of its own (a leaf GCC built without one even under -fno-omit-frame-pointer, or a
-  // prologue or epilogue), whose caller the rbp chain would skip. Such a frame's return
-  // address is at [sp]; it is accepted only if the 5 bytes before it are a direct call
-  // whose target lies at or before pc and within kMaxLeafBytes of it. May fault on a
-  // garbage sp: run it under its own RunGuarded so that a fault only skips the probe.
+  // of its own (a leaf GCC built without one even under -fno-omit-frame-pointer, a
+  // frameless library leaf such as memcpy, or a prologue or epilogue), whose caller the
+  // rbp chain would skip. Such a frame's return address is at [sp]; it is accepted only
+  // if the instruction before it is a direct call (possibly through a PLT stub or a GOT
+  // slot) whose target lies at or before pc and less than 64 KiB from it. May fault on
+  // a garbage sp: run it under its own RunGuarded so that a fault only skips the probe.
   void ProbeFramelessLeaf();
-  static constexpr uintptr_t kMaxLeafBytes = uintptr_t{64} << 10;
+  // The probe found the interrupted frame's caller: the next Step() goes there.
+  bool has_leaf_caller() const { return leaf_return_address_ != 0; }
 
-  // Right after InitFromContext, when the interrupted frame and maybe some of its
-  // callers are frameless (found by another unwinder): the next Step()s go to these
-  // caller frames, in the order pushed, before following rbp again from the last one.
-  // `pc` is a return address. At most kMaxPushedCallers; more are ignored.
-  static constexpr int kMaxPushedCallers = 16;
-  void PushCaller(uintptr_t pc, uintptr_t sp, uintptr_t fp) {
-    if (pushed_ == kMaxPushedCallers) return;
-    callers_[pushed_] = {pc, sp, fp};
-    ++pushed_;
-  }
-  // The caller the rbp chain gives for the current frame, without moving: false when
-  // the record fails the checks Step() makes. May fault: guarded callers only.
-  bool PeekCaller(uintptr_t* return_address) const;
-  // The same for a frame given by its fp and sp.
-  static bool PeekCallerOf(uintptr_t fp, uintptr_t sp, uintptr_t* return_address);
-  bool has_caller_override() const { return leaf_return_address_ != 0 || pushed_ != 0; }
+  // The frame record at `fp` of a frame whose sp is `sp`: false when it fails the
+  // checks Step() makes (below the chain's end marker, misaligned, below sp, outside
+  // the thread's stack or too far above sp on a fiber). May fault: guarded callers only.
+  static bool ReadRecord(uintptr_t fp, uintptr_t sp, uintptr_t* next_fp, uintptr_t* return_address);
+  // A next fp below this is not a frame record but the end of the chain of framed code
+  // (frameless start-up code keeps small integers in rbp).
+  static constexpr uintptr_t kLowestFrameAddress = uintptr_t{64} << 10;
 
   StepResult Step();
 
@@ -116,12 +109,68 @@ class FramePointerCursor {
   uintptr_t sp_ = 0;
   uintptr_t fp_ = 0;
   uintptr_t leaf_return_address_ = 0;  // set by ProbeFramelessLeaf, used by one Step
-  struct Regs {
-    uintptr_t pc, sp, fp;
-  };
-  Regs callers_[kMaxPushedCallers];  // set by PushCaller, consumed by Step
-  int pushed_ = 0, next_caller_ = 0;
   bool pc_is_return_address_ = false;
+};
+
+// Frame-pointer mode as the walks use it: follows the rbp chain from every frame that
+// owns the record rbp points at, and steps any other frame with its DWARF CFI.
+//  - A frame owns the record when it passes FramePointerCursor's checks and the call
+//    before the record's return address entered the function holding the frame's pc
+//    (through a PLT stub or GOT slot too), or was indirect and so cannot be checked.
+//    Frameless code (glibc, libm and libstdc++ as Debian builds them, hand-written
+//    assembly) keeps anything in rbp: data, which would end the walk with a garbage
+//    frame, or its caller's frame pointer, whose genuine record would silently drop the
+//    frames in between.
+//  - A null or small rbp (below kLowestFrameAddress) ends the chain only at a pc known
+//    to be an end of framed code (main's caller, start_thread): the first walk to meet
+//    such a pc checks with CFI that at most kMaxTailFrames frames, none of them owning
+//    a record, follow it to the end of the stack; the pc is then remembered
+//    process-wide (lock-free, kMaxChainEnds of them). Anywhere else a small rbp is data,
+//    and the frame is stepped with CFI.
+// Costs over FramePointerCursor: decoding the call before each return address (a few
+// loads, two more for a PLT stub); libunwind only for frames that fail the check.
+class VerifiedFramePointerCursor {
+ public:
+  VerifiedFramePointerCursor() = default;
+  VerifiedFramePointerCursor(const VerifiedFramePointerCursor&) = delete;
+  VerifiedFramePointerCursor& operator=(const VerifiedFramePointerCursor&) = delete;
+
+  // `context` must outlive the cursor (it is frame 0's register set for CFI steps).
+  bool InitFromContext(const ucontext_t* context);
+  bool InitFromSavedRegs(const cilkprof_saved_regs_t& regs);
+  // FramePointerCursor::ProbeFramelessLeaf, same rules.
+  void ProbeFramelessLeaf() { rbp_.ProbeFramelessLeaf(); }
+
+  StepResult Step();
+
+  uintptr_t pc() const { return on_cfi_ ? cfi_.pc() : rbp_.pc(); }
+  uintptr_t sp() const { return on_cfi_ ? cfi_.sp() : rbp_.sp(); }
+  uintptr_t fp() const { return on_cfi_ ? cfi_.fp() : rbp_.fp(); }
+  bool pc_is_return_address() const { return on_cfi_ ? cfi_.pc_is_return_address() : rbp_.pc_is_return_address(); }
+  // Steps taken with CFI so far (tests, statistics).
+  uint32_t cfi_steps() const { return cfi_steps_; }
+
+  static constexpr int kMaxTailFrames = 4;
+  static constexpr int kMaxChainEnds = 32;
+
+ private:
+  enum class Verdict : uint8_t { kOwnRecord, kChainEnd, kFrameless };
+  // What `fp` says about the frame at (sp, recorded pc). `probe`: a small fp at a pc not
+  // yet known as a chain end is probed with CFI from the current frame of the rbp
+  // chain (only while on it: the probe uses cfi_).
+  Verdict Check(uintptr_t recorded_pc, uintptr_t sp, uintptr_t fp, bool probe);
+  // Starts cfi_ at the rbp chain's current frame (frame 0 with all its registers).
+  bool StartCfiAtCurrentFrame();
+
+  FramePointerCursor rbp_;
+  DwarfCursor cfi_;
+  const ucontext_t* context_ = nullptr;  // frame 0's registers (InitFromContext)
+  cilkprof_saved_regs_t start_regs_{};   // frame 0's registers (InitFromSavedRegs)
+  bool at_first_frame_ = false;
+  bool on_cfi_ = false;
+  bool verdict_known_ = false;  // verdict_ was found for the current frame
+  Verdict verdict_ = Verdict::kFrameless;
+  uint32_t cfi_steps_ = 0;
 };
 
 // The pc to record for a cursor's current frame (see unwinder.h): the call

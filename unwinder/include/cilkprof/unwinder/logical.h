@@ -32,7 +32,8 @@
 // in a child segment for another reason (a bad frame, sp leaving the stack) is partial,
 // except in overhead mode, where it is treated the same way. An overhead walk that
 // fails in the segment it started in (runtime assembly mid-switch) is redone from that
-// segment's spawn point (or is unattributed at a root).
+// segment's spawn point (or is unattributed at a root). A complete overhead walk that
+// recorded no frame (all elided: a scheduler fiber between strands) is unattributed.
 //
 // Signal safety: async-signal-safe, under the fault guard (a corrupt stack or segment
 // yields a partial path). Same frame conventions as Unwind() (unwinder.h).
