@@ -1,5 +1,7 @@
 #include "blame.h"
 
+#include "agent_state.h"
+
 #include "cilkprof/unwinder/logical.h"
 #include "runtime_view.h"
 
@@ -34,6 +36,8 @@ unwinder::LogicalResult Unwind(ThreadRecord* t, const ucontext_t* context, unwin
   request.overhead = view.state == CILKPROF_STATE_OVERHEAD;
   request.elided = ElidedRanges(&request.elided_count);
   request.probe_frameless_leaf = !synchronous;
+  // Inside dlclose the loader edits its module list: no libunwind (docs/UNWINDER.md).
+  request.allow_cfi = tls_in_loader == 0;
   return unwinder::UnwindLogical(request, t->frames, kMaxFrames);
 }
 

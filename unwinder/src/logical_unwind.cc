@@ -231,6 +231,7 @@ GuardOutcome WalkFramePointers(WalkState* state) {
     state->partial = true;
     return GuardOutcome::kCompleted;
   }
+  if (!state->request->allow_cfi) walk.cursor.DisallowCfi();
   if (state->request->probe_frameless_leaf && state->start_at_spawn == nullptr) {
     const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
     if (probe == GuardOutcome::kReentered) return probe;
@@ -250,7 +251,7 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
   WalkState state{&request, frames, max_frames, 0, false, false, false, 0, nullptr, nullptr};
   GuardOutcome outcome = request.mode == Mode::kFramePointer ? WalkFramePointers(&state)
                                                              : RunGuarded(GuardedDwarfWalk, &state);
-  if (request.mode == Mode::kFramePointer && outcome == GuardOutcome::kFaulted) {
+  if (request.mode == Mode::kFramePointer && request.allow_cfi && outcome == GuardOutcome::kFaulted) {
     // The frame-pointer walk read through a value that only looked like a frame record
     // (frameless code's data in rbp, whose "return address" was unmapped). The CFI walk
     // never follows rbp: redo the sample with it, at its cost, rather than lose the path.

@@ -95,11 +95,11 @@ StepResult VerifiedFramePointerCursor::Step() {
     if (verdict_known_) {
       verdict = verdict_;
     } else if (!rbp_.has_leaf_caller()) {
-      verdict = Check(RecordedPc(rbp_), rbp_.sp(), rbp_.fp(), /*probe=*/true);
+      verdict = Check(RecordedPc(rbp_), rbp_.sp(), rbp_.fp(), /*probe=*/cfi_allowed_);
     }
     verdict_known_ = false;
     if (verdict == Verdict::kChainEnd) return StepResult::kEnd;
-    if (verdict == Verdict::kOwnRecord) {
+    if (verdict == Verdict::kOwnRecord || !cfi_allowed_) {
       const StepResult step = rbp_.Step();
       if (step == StepResult::kOk) at_first_frame_ = false;
       return step;

@@ -138,6 +138,9 @@ class VerifiedFramePointerCursor {
   // `context` must outlive the cursor (it is frame 0's register set for CFI steps).
   bool InitFromContext(const ucontext_t* context);
   bool InitFromSavedRegs(const cilkprof_saved_regs_t& regs);
+  // Never step with CFI (libunwind unsafe here): a frame that fails the record check
+  // follows its record anyway, and a small rbp ends the chain. Kept across Init*().
+  void DisallowCfi() { cfi_allowed_ = false; }
   // FramePointerCursor::ProbeFramelessLeaf, same rules.
   void ProbeFramelessLeaf() { rbp_.ProbeFramelessLeaf(); }
 
@@ -167,6 +170,7 @@ class VerifiedFramePointerCursor {
   const ucontext_t* context_ = nullptr;  // frame 0's registers (InitFromContext)
   cilkprof_saved_regs_t start_regs_{};   // frame 0's registers (InitFromSavedRegs)
   bool at_first_frame_ = false;
+  bool cfi_allowed_ = true;
   bool on_cfi_ = false;
   bool verdict_known_ = false;  // verdict_ was found for the current frame
   Verdict verdict_ = Verdict::kFrameless;

@@ -67,6 +67,10 @@ struct LogicalRequest {
   // contexts captured with getcontext() (a synchronous probe), whose frame 0 is the
   // capturing function itself, never a frameless leaf.
   bool probe_frameless_leaf = true;
+  // Frame-pointer mode may step frameless frames with DWARF CFI (libunwind). False where
+  // libunwind's FDE lookup is unsafe (inside dlclose, docs/UNWINDER.md): the walk then
+  // trusts every plausible record, as an unchecked rbp walk does.
+  bool allow_cfi = true;
 };
 
 struct LogicalResult {
