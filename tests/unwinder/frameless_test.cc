@@ -7,9 +7,6 @@
 // The frameless functions live in .text.unlikely, which GNU ld places before .text, so
 // they lie below every framed function here: a record naming a framed callee can never
 // pass for theirs by address (the walk's check accepts a callee within 64 KiB below).
-#include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <string.h>
 
 #include <gtest/gtest.h>
@@ -118,19 +115,6 @@ class Environment : public ::testing::Environment {
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new Environment);
 
 }  // namespace
-
-Range FunctionRange(const void* fn) {
-  Dl_info info;
-  ElfW(Sym)* symbol = nullptr;
-  Range range;
-  if (dladdr1(fn, &info, reinterpret_cast<void**>(&symbol), RTLD_DL_SYMENT) != 0 &&
-      symbol != nullptr && info.dli_saddr != nullptr) {
-    range.lo = reinterpret_cast<uintptr_t>(info.dli_saddr);
-    range.hi = range.lo + symbol->st_size;
-  }
-  return range;
-}
-
 }  // namespace cilkprof::unwinder::test
 
 using cilkprof::unwinder::test::FunctionRange;

@@ -2,8 +2,6 @@
 // stacks. The chains live in dwarf_chain.cc (default flags) and fp_chain.cc (frame
 // pointers); every check compares recorded pcs against the functions' ELF ranges.
 #include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,18 +48,6 @@ void InstallCaptureHandler() {
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   ASSERT_EQ(sigaction(SIGUSR1, &action, nullptr), 0);
-}
-
-Range FunctionRange(const void* fn) {
-  Dl_info info;
-  ElfW(Sym)* symbol = nullptr;
-  Range range;
-  if (dladdr1(fn, &info, reinterpret_cast<void**>(&symbol), RTLD_DL_SYMENT) != 0 &&
-      symbol != nullptr && info.dli_saddr != nullptr) {
-    range.lo = reinterpret_cast<uintptr_t>(info.dli_saddr);
-    range.hi = range.lo + symbol->st_size;
-  }
-  return range;
 }
 
 namespace {
