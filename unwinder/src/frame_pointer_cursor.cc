@@ -77,13 +77,18 @@ StepResult FramePointerCursor::Step() {
   uintptr_t return_address = 0;
   if (!ReadRecord(fp, sp_, &next_fp, &return_address)) return StepResult::kBadFrame;
   if (return_address == 0) return StepResult::kEnd;
+  MoveToCaller(next_fp, return_address);
+  return StepResult::kOk;
+}
+
+void FramePointerCursor::MoveToCaller(uintptr_t next_fp, uintptr_t return_address) {
   // next_fp is validated by the next Step(): it must lie at or above the caller's sp,
   // fp + 16, so records strictly increase and a loop cannot go on.
   pc_ = return_address;
-  sp_ = fp + 16;
+  sp_ = fp_ + 16;
   fp_ = next_fp;
+  leaf_return_address_ = 0;
   pc_is_return_address_ = true;
-  return StepResult::kOk;
 }
 
 }  // namespace cilkprof::unwinder

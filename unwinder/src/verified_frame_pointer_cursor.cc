@@ -29,11 +29,9 @@ void RememberChainEnd(uintptr_t pc) {
 }
 
 // Whether the record at fp belongs to the frame at (sp, recorded_pc): see cursor.h.
-bool OwnsRecord(uintptr_t recorded_pc, uintptr_t sp, uintptr_t fp) {
-  uintptr_t next_fp = 0;
-  uintptr_t return_address = 0;
-  if (!FramePointerCursor::ReadRecord(fp, sp, &next_fp, &return_address)) return false;
-  const internal::CallBefore call = internal::ClassifyCallBefore(return_address, recorded_pc);
+bool OwnsRecord(uintptr_t recorded_pc, uintptr_t sp, uintptr_t fp, uintptr_t* next_fp, uintptr_t* return_address) {
+  if (!FramePointerCursor::ReadRecord(fp, sp, next_fp, return_address)) return false;
+  const internal::CallBefore call = internal::ClassifyCallBefore(*return_address, recorded_pc);
   return call == internal::CallBefore::kCallee || call == internal::CallBefore::kIndirect;
 }
 
@@ -70,9 +68,11 @@ bool VerifiedFramePointerCursor::StartCfiAtCurrentFrame() {
 }
 
 VerifiedFramePointerCursor::Verdict VerifiedFramePointerCursor::Check(uintptr_t recorded_pc, uintptr_t sp,
-                                                                       uintptr_t fp, bool probe) {
+                                                                       uintptr_t fp, bool probe,
+                                                                       Record* record) {
   if (fp >= FramePointerCursor::kLowestFrameAddress) {
-    return OwnsRecord(recorded_pc, sp, fp) ? Verdict::kOwnRecord : Verdict::kFrameless;
+    return OwnsRecord(recorded_pc, sp, fp, &record->next_fp, &record->return_address) ? Verdict::kOwnRecord
+                                                                                      : Verdict::kFrameless;
   }
   if (KnownChainEnd(recorded_pc)) return Verdict::kChainEnd;
   if (!probe || !StartCfiAtCurrentFrame()) return Verdict::kFrameless;
@@ -84,22 +84,30 @@ VerifiedFramePointerCursor::Verdict VerifiedFramePointerCursor::Check(uintptr_t 
     }
     if (step != StepResult::kOk) break;
     // Framed code further out: the small rbp was a frameless function's data.
-    if (cfi_.pc_is_return_address() && OwnsRecord(RecordedPc(cfi_), cfi_.sp(), cfi_.fp())) break;
+    Record further_out;
+    if (cfi_.pc_is_return_address() &&
+        OwnsRecord(RecordedPc(cfi_), cfi_.sp(), cfi_.fp(), &further_out.next_fp, &further_out.return_address)) {
+      break;
+    }
   }
   return Verdict::kFrameless;
 }
 
 StepResult VerifiedFramePointerCursor::Step() {
   if (!on_cfi_) {
-    Verdict verdict = Verdict::kOwnRecord;  // a frameless leaf's caller is proven
-    if (verdict_known_) {
-      verdict = verdict_;
-    } else if (!rbp_.has_leaf_caller()) {
-      verdict = Check(RecordedPc(rbp_), rbp_.sp(), rbp_.fp(), /*probe=*/cfi_allowed_);
+    if (rbp_.has_leaf_caller()) {  // the probe proved the frameless leaf's caller
+      at_first_frame_ = false;
+      return rbp_.Step();
     }
+    if (!verdict_known_) verdict_ = Check(RecordedPc(rbp_), rbp_.sp(), rbp_.fp(), /*probe=*/cfi_allowed_, &record_);
     verdict_known_ = false;
-    if (verdict == Verdict::kChainEnd) return StepResult::kEnd;
-    if (verdict == Verdict::kOwnRecord || !cfi_allowed_) {
+    if (verdict_ == Verdict::kChainEnd) return StepResult::kEnd;
+    if (verdict_ == Verdict::kOwnRecord) {
+      rbp_.MoveToCaller(record_.next_fp, record_.return_address);
+      at_first_frame_ = false;
+      return StepResult::kOk;
+    }
+    if (!cfi_allowed_) {  // unchecked, as a plain rbp walk
       const StepResult step = rbp_.Step();
       if (step == StepResult::kOk) at_first_frame_ = false;
       return step;
@@ -113,7 +121,7 @@ StepResult VerifiedFramePointerCursor::Step() {
   ++cfi_steps_;
   if (cfi_.pc_is_return_address()) {
     // Back on the rbp chain at the first frame that owns its record, or at a known end.
-    const Verdict verdict = Check(RecordedPc(cfi_), cfi_.sp(), cfi_.fp(), /*probe=*/false);
+    const Verdict verdict = Check(RecordedPc(cfi_), cfi_.sp(), cfi_.fp(), /*probe=*/false, &record_);
     if (verdict != Verdict::kFrameless) {
       cilkprof_saved_regs_t regs{};
       regs.pc = cfi_.pc();

@@ -96,6 +96,9 @@ class FramePointerCursor {
   // A next fp below this is not a frame record but the end of the chain of framed code
   // (frameless start-up code keeps small integers in rbp).
   static constexpr uintptr_t kLowestFrameAddress = uintptr_t{64} << 10;
+  // Moves to the caller named by the current frame's record, already read (ReadRecord)
+  // and checked by the caller of this function: what Step() does after reading it.
+  void MoveToCaller(uintptr_t next_fp, uintptr_t return_address);
 
   StepResult Step();
 
@@ -158,10 +161,16 @@ class VerifiedFramePointerCursor {
 
  private:
   enum class Verdict : uint8_t { kOwnRecord, kChainEnd, kFrameless };
-  // What `fp` says about the frame at (sp, recorded pc). `probe`: a small fp at a pc not
+  // The record a kOwnRecord verdict read, so that the step does not read it again.
+  struct Record {
+    uintptr_t next_fp = 0;
+    uintptr_t return_address = 0;
+  };
+  // What `fp` says about the frame at (sp, recorded pc); fills *record for kOwnRecord.
+  // `probe`: a small fp at a pc not
   // yet known as a chain end is probed with CFI from the current frame of the rbp
   // chain (only while on it: the probe uses cfi_).
-  Verdict Check(uintptr_t recorded_pc, uintptr_t sp, uintptr_t fp, bool probe);
+  Verdict Check(uintptr_t recorded_pc, uintptr_t sp, uintptr_t fp, bool probe, Record* record);
   // Starts cfi_ at the rbp chain's current frame (frame 0 with all its registers).
   bool StartCfiAtCurrentFrame();
 
@@ -174,6 +183,7 @@ class VerifiedFramePointerCursor {
   bool on_cfi_ = false;
   bool verdict_known_ = false;  // verdict_ was found for the current frame
   Verdict verdict_ = Verdict::kFrameless;
+  Record record_;  // with verdict_ == kOwnRecord
   uint32_t cfi_steps_ = 0;
 };
 
