@@ -39,14 +39,23 @@ void CompileUnitIndex::Build() {
             [](const Range& a, const Range& b) { return a.start < b.start; });
 }
 
-std::vector<Dwarf_Die> CompileUnitIndex::FunctionsAt(Dwarf_Die* cu, Dwarf_Addr pc) {
+CompileUnitIndex::UnitFunctions& CompileUnitIndex::Unit(Dwarf_Die* cu) {
   auto [it, inserted] = functions_.try_emplace(dwarf_dieoffset(cu));
   UnitFunctions& unit = it->second;
   if (inserted) {
-    CollectFunctions(cu, unit, 0);
+    CollectFunctions(cu, unit, 0, false);
     std::sort(unit.ranges.begin(), unit.ranges.end(),
               [](const FunctionRange& a, const FunctionRange& b) { return a.start < b.start; });
   }
+  return unit;
+}
+
+const std::vector<CompileUnitIndex::FunctionRange>& CompileUnitIndex::Functions(Dwarf_Die* cu) {
+  return Unit(cu).ranges;
+}
+
+std::vector<Dwarf_Die> CompileUnitIndex::FunctionsAt(Dwarf_Die* cu, Dwarf_Addr pc) {
+  const UnitFunctions& unit = Unit(cu);
   std::vector<Dwarf_Die> found;
   auto after = std::upper_bound(
       unit.ranges.begin(), unit.ranges.end(), pc,
@@ -60,14 +69,13 @@ std::vector<Dwarf_Die> CompileUnitIndex::FunctionsAt(Dwarf_Die* cu, Dwarf_Addr p
   return found;
 }
 
-void CompileUnitIndex::CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, int depth) {
+void CompileUnitIndex::CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, int depth,
+                                        bool in_function) {
   Dwarf_Die child;
   if (depth > 64 || dwarf_child(parent, &child) != 0) return;
   do {
     const int tag = dwarf_tag(&child);
-    if (tag == DW_TAG_namespace) {
-      CollectFunctions(&child, unit, depth + 1);
-    } else if (tag == DW_TAG_subprogram) {
+    if (tag == DW_TAG_subprogram) {
       Dwarf_Addr base = 0, start = 0, end = 0;
       for (ptrdiff_t offset = dwarf_ranges(&child, 0, &base, &start, &end); offset > 0;
            offset = dwarf_ranges(&child, offset, &base, &start, &end)) {
@@ -75,38 +83,16 @@ void CompileUnitIndex::CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, 
         unit.ranges.push_back(FunctionRange{start, end, child});
         unit.longest = std::max(unit.longest, end - start);
       }
-    }
-  } while (dwarf_siblingof(&child, &child) == 0);
-}
-
-std::string CompileUnitIndex::EnclosingScopes(Dwarf_Die* die) {
-  Dwarf_Die cu;
-  if (dwarf_diecu(die, &cu, nullptr, nullptr) == nullptr) return {};
-  auto [it, inserted] = scope_prefixes_.try_emplace(dwarf_dieoffset(&cu));
-  if (inserted) CollectScopePrefixes(&cu, "", it->second, 0);
-  auto prefix = it->second.find(dwarf_dieoffset(die));
-  return prefix != it->second.end() ? prefix->second : std::string();
-}
-
-void CompileUnitIndex::CollectScopePrefixes(Dwarf_Die* parent, const std::string& prefix,
-                                            ScopePrefixes& prefixes, int depth) {
-  Dwarf_Die child;
-  if (depth > 64 || dwarf_child(parent, &child) != 0) return;
-  do {
-    const int tag = dwarf_tag(&child);
-    if (tag == DW_TAG_subprogram) {
-      if (!prefix.empty()) prefixes.emplace(dwarf_dieoffset(&child), prefix);
-      // Local classes (lambda closures among them) are declared inside functions.
-      CollectScopePrefixes(&child, prefix, prefixes, depth + 1);
-    } else if (tag == DW_TAG_lexical_block) {
-      CollectScopePrefixes(&child, prefix, prefixes, depth + 1);
-    } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-               tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
-      const char* name = dwarf_diename(&child);
-      const std::string scope = name != nullptr             ? name
-                                : tag == DW_TAG_namespace ? "(anonymous namespace)"
-                                                          : "(anonymous)";
-      CollectScopePrefixes(&child, prefix + scope + "::", prefixes, depth + 1);
+      // g++ defines the members of local classes, lambdas' call operators among
+      // them, inside the class, inside the function: code can sit there too.
+      CollectFunctions(&child, unit, depth + 1, true);
+    } else if (tag == DW_TAG_namespace) {
+      CollectFunctions(&child, unit, depth + 1, in_function);
+    } else if (in_function && (tag == DW_TAG_lexical_block || tag == DW_TAG_class_type ||
+                               tag == DW_TAG_structure_type || tag == DW_TAG_union_type)) {
+      // Classes at namespace level are not entered: their members' code is defined
+      // outside them (DW_AT_specification), at unit or namespace level.
+      CollectFunctions(&child, unit, depth + 1, true);
     }
   } while (dwarf_siblingof(&child, &child) == 0);
 }

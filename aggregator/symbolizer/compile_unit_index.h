@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -24,31 +23,32 @@ class CompileUnitIndex {
   // Dwfl and DWARF addresses; null when no CU covers it.
   Dwarf_Die* Find(Dwarf_Addr address, Dwarf_Addr* bias);
 
-  // The concrete DW_TAG_subprogram DIEs of `cu` (at CU level or inside namespaces)
-  // whose code contains DWARF address `pc`; usually one. The unit's function ranges
-  // are read once, on its first lookup, so that each later lookup is a binary search
-  // instead of a walk over the unit's DIEs (milliseconds in large C++ units).
-  std::vector<Dwarf_Die> FunctionsAt(Dwarf_Die* cu, Dwarf_Addr pc);
-
-  // The namespaces, classes, structs and unions enclosing the subprogram DIE `die`, as
-  // a qualifying prefix ("ns::Box<int>::", "(anonymous namespace)::", "" at CU level).
-  // Each unit's prefixes are computed in one walk, on the first question about it.
-  std::string EnclosingScopes(Dwarf_Die* die);
-
- private:
+  // One address range of a concrete (out-of-line) function.
   struct FunctionRange {
     Dwarf_Addr start;  // DWARF addresses, [start, end)
     Dwarf_Addr end;
     Dwarf_Die function;
   };
+
+  // The concrete DW_TAG_subprogram DIEs of `cu` whose code contains DWARF address
+  // `pc`; usually one. They sit at CU level, inside namespaces, and, where g++ puts
+  // lambdas' call operators, inside classes local to functions. The unit's function
+  // ranges are read once, on its first lookup, so that each later lookup is a binary
+  // search instead of a walk over the unit's DIEs (milliseconds in large C++ units).
+  std::vector<Dwarf_Die> FunctionsAt(Dwarf_Die* cu, Dwarf_Addr pc);
+
+  // Every range of every concrete function of `cu`, sorted by start (read as above).
+  const std::vector<FunctionRange>& Functions(Dwarf_Die* cu);
+
+ private:
   struct UnitFunctions {
     std::vector<FunctionRange> ranges;  // sorted by start
     Dwarf_Addr longest = 0;             // bounds the walk back from a binary search
   };
-  static void CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, int depth);
-  using ScopePrefixes = std::unordered_map<uint64_t, std::string>;  // by subprogram DIE offset
-  static void CollectScopePrefixes(Dwarf_Die* parent, const std::string& prefix,
-                                   ScopePrefixes& prefixes, int depth);
+  UnitFunctions& Unit(Dwarf_Die* cu);
+  // `in_function`: `parent` is a function or lies inside one (local classes).
+  static void CollectFunctions(Dwarf_Die* parent, UnitFunctions& unit, int depth,
+                               bool in_function);
 
   struct Range {
     Dwarf_Addr start;  // Dwfl addresses, [start, end)
@@ -62,7 +62,6 @@ class CompileUnitIndex {
   bool built_ = false;
   std::vector<Range> ranges_;  // sorted by start
   std::unordered_map<uint64_t, UnitFunctions> functions_;  // by CU DIE offset
-  std::unordered_map<uint64_t, ScopePrefixes> scope_prefixes_;  // by CU DIE offset
 };
 
 }  // namespace cilkprof::aggregator::symbolizer_internal

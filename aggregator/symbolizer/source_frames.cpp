@@ -7,8 +7,6 @@
 #include <memory>
 #include <string>
 
-#include "function_names.h"
-
 namespace cilkprof::aggregator::symbolizer_internal {
 namespace {
 
@@ -159,7 +157,7 @@ std::string SymbolTableName(Dwfl_Module* module, Dwarf_Addr address) {
 
 std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module,
                                                       CompileUnitIndex& compile_units,
-                                                      Dwarf_Addr address) {
+                                                      FunctionNames& names, Dwarf_Addr address) {
   std::vector<profile::SourceFrame> frames;
   Dwarf_Addr dwarf_bias = 0;
   Dwarf_Die* cudie = compile_units.Find(address, &dwarf_bias);
@@ -173,7 +171,7 @@ std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module,
     for (size_t i = 0; i < chain.size(); ++i) {
       Dwarf_Die* function = &chain[i];
       profile::SourceFrame& frame = frames[chain.size() - 1 - i];
-      frame.set_function(DwarfFunctionName(function, compile_units));
+      frame.set_function(names.Name(function, cudie));
       frame.set_inlined(dwarf_tag(function) == DW_TAG_inlined_subroutine &&
                         i + 1 < chain.size());
       SetDeclaration(function, &frame);

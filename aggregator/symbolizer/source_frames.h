@@ -7,6 +7,7 @@
 
 #include "cilkprof/profile.pb.h"
 #include "compile_unit_index.h"
+#include "function_names.h"
 
 namespace cilkprof::aggregator::symbolizer_internal {
 
@@ -19,9 +20,9 @@ namespace cilkprof::aggregator::symbolizer_internal {
 //  - without DWARF for the address: one frame named by the ELF symbol table (line 0);
 //  - empty when neither knows the address (the caller reports "??").
 // File paths are absolute when the DWARF gives enough to make them so.
-// `compile_units` indexes `module`.
+// `compile_units` indexes `module` and `names` names its functions.
 std::vector<profile::SourceFrame> ResolveSourceFrames(Dwfl_Module* module,
                                                       CompileUnitIndex& compile_units,
-                                                      Dwarf_Addr address);
+                                                      FunctionNames& names, Dwarf_Addr address);
 
 }  // namespace cilkprof::aggregator::symbolizer_internal

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compile_unit_index.h"
+#include "function_names.h"
 #include "module_session.h"
 #include "source_frames.h"
 
@@ -44,6 +45,7 @@ struct Symbolizer::Impl {
   struct Module {
     std::unique_ptr<ModuleSession> session;
     std::unique_ptr<symbolizer_internal::CompileUnitIndex> compile_units;
+    std::unique_ptr<symbolizer_internal::FunctionNames> names;
     std::unordered_map<uint64_t, std::vector<profile::SourceFrame>> frames;
   };
 
@@ -59,6 +61,8 @@ struct Symbolizer::Impl {
         it->second.session = std::move(opened).value();
         it->second.compile_units = std::make_unique<symbolizer_internal::CompileUnitIndex>(
             it->second.session->module());
+        it->second.names = std::make_unique<symbolizer_internal::FunctionNames>(
+            it->second.session->module(), *it->second.compile_units);
       } else {
         warnings.push_back(opened.status().message());
       }
@@ -70,7 +74,8 @@ struct Symbolizer::Impl {
                                             uint64_t offset) {
     if (module.session == nullptr) return {NamedFrame(OffsetName(path, offset))};
     std::vector<profile::SourceFrame> frames = symbolizer_internal::ResolveSourceFrames(
-        module.session->module(), *module.compile_units, offset + module.session->bias());
+        module.session->module(), *module.compile_units, *module.names,
+        offset + module.session->bias());
     if (frames.empty()) frames.push_back(NamedFrame("??"));
     return frames;
   }
