@@ -2,6 +2,9 @@
 // total counters, process information (see session.h).
 #include <fmt/format.h>
 
+#include <signal.h>
+#include <string.h>
+
 #include <algorithm>
 #include <exception>
 #include <map>
@@ -30,6 +33,84 @@ std::vector<profile::SourceFrame> SymbolizeOne(SymbolSource& symbols, const std:
   }
   if (frames.empty()) frames.push_back(UnknownFrame("??"));
   return frames;
+}
+
+// Time the samples did not cover (issue 11; docs/AGENT.md, "Unsampled time"), summed
+// over the threads, with what the warnings need to name its causes.
+struct UnsampledTime {
+  uint64_t measured_ns = 0;          // the threads' clock time: sampled, idle and unsampled
+  uint64_t unsampled_ns = 0;
+  uint64_t blocked_threads = 0;      // threads found with the sampling signal blocked
+  uint64_t blocked_unsampled_ns = 0;
+  uint64_t short_threads = 0;        // threads that ended before their first sample
+  uint64_t threads = 0;
+
+  void Add(const wire::ThreadCounters& c) {
+    ++threads;
+    measured_ns += c.cpu_ns() + c.idle_ns() + c.unsampled_ns();
+    unsampled_ns += c.unsampled_ns();
+    if (c.signal_blocked() != 0) {
+      ++blocked_threads;
+      blocked_unsampled_ns += c.unsampled_ns();
+    } else if (c.samples() == 0 && c.idle_samples() == 0 && c.unsampled_ns() != 0) {
+      ++short_threads;
+    }
+  }
+};
+
+std::string Duration(uint64_t ns) {
+  if (ns >= 1000000000) return fmt::format("{:.2f} s", ns / 1e9);
+  return fmt::format("{:.1f} ms", ns / 1e6);
+}
+
+std::string SignalName(uint32_t signo) {
+  const char* abbrev = signo != 0 ? sigabbrev_np(static_cast<int>(signo)) : nullptr;
+  if (abbrev != nullptr) return fmt::format("SIG{}", abbrev);
+  return fmt::format("signal {}", signo);
+}
+
+// One warning per cause that matters: more than ten sampling periods, and for the time
+// lost in general (a tail below one period per thread is normal) a tenth of the total,
+// for unseen threads a twentieth.
+void WarnAboutUnsampledTime(const wire::Hello& hello, const UnsampledTime& t, uint64_t unseen_ns,
+                            profile::ProcessInfo* process) {
+  const uint64_t period = hello.period_ns() != 0 ? hello.period_ns() : 1000000;
+  const uint64_t noticeable = 10 * period;
+  const std::string clock = hello.clock() == "wall" ? "wall-clock" : "CPU";
+  if (t.blocked_threads != 0 && t.blocked_unsampled_ns >= noticeable) {
+    process->add_warnings(fmt::format(
+        "{} thread{} ran with the sampling signal ({}) blocked, so {} of {} time was not "
+        "sampled and is missing from the profile: the program blocked the signal with a direct "
+        "rt_sigprocmask system call, or the thread{} started with it blocked in a way the agent "
+        "does not interpose (docs/AGENT.md, \"Signal masks\")",
+        t.blocked_threads, t.blocked_threads == 1 ? "" : "s", SignalName(hello.profiling_signal()),
+        Duration(t.blocked_unsampled_ns), clock, t.blocked_threads == 1 ? "" : "s"));
+  }
+  const uint64_t other_ns = t.unsampled_ns - t.blocked_unsampled_ns;
+  if (other_ns >= noticeable && other_ns * 10 >= t.measured_ns) {
+    std::string why;
+    if (t.short_threads != 0) {
+      why = fmt::format(": {} of the {} threads ended before their first sample, which comes after "
+                        "one sampling period ({}) of a thread's own time; sample short threads with "
+                        "a shorter period (--period)",
+                        t.short_threads, t.threads, Duration(period));
+    }
+    process->add_warnings(fmt::format(
+        "{} ({:.1f}%) of the {} time measured in the program's threads came after each thread's "
+        "last sample and is missing from the profile{}",
+        Duration(other_ns), 100.0 * other_ns / t.measured_ns, clock, why));
+  }
+  // Each registered thread also runs a few microseconds after it unregisters (its exit
+  // in the C library and the kernel), which counts as unseen: allow 100 us per thread.
+  const uint64_t thread_exits_ns = 100000 * t.threads;
+  if (unseen_ns >= noticeable && unseen_ns >= thread_exits_ns &&
+      unseen_ns * 20 >= t.measured_ns + unseen_ns) {
+    process->add_warnings(fmt::format(
+        "{} of CPU time was used by threads the agent never saw (started inside the C library, "
+        "e.g. for SIGEV_THREAD timers or mq_notify, or with a raw clone system call); they were "
+        "not sampled and are missing from the profile",
+        Duration(unseen_ns)));
+  }
 }
 
 void FillProcess(const wire::Hello& hello, profile::ProcessInfo* process) {
@@ -109,6 +190,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
   for (std::string& warning : symbols.Warnings()) process->add_warnings(std::move(warning));
 
   profile::Totals* totals = out.mutable_totals();
+  UnsampledTime unsampled;
   for (const auto& [key, state] : threads_) {  // ordered by (thread_index, tid)
     profile::ThreadInfo* thread = out.add_threads();
     thread->set_tid(state.tid);
@@ -127,8 +209,14 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
                                       state.counters.unattributed_overhead());
     totals->set_probe_samples(totals->probe_samples() + state.counters.probe_samples());
     totals->set_probe_partial(totals->probe_partial() + state.counters.probe_partial());
+    unsampled.Add(state.counters);
   }
   totals->set_connections_dropped(drop_reasons_.empty() ? 0 : 1);
+  totals->set_unsampled_ns(unsampled.unsampled_ns);
+  totals->set_signal_blocked_threads(unsampled.blocked_threads);
+  totals->set_signal_blocked_unsampled_ns(unsampled.blocked_unsampled_ns);
+  totals->set_unseen_thread_cpu_ns(has_goodbye_ ? goodbye_.unseen_thread_cpu_ns() : 0);
+  WarnAboutUnsampledTime(hello_, unsampled, totals->unseen_thread_cpu_ns(), process);
   return out;
 }
 

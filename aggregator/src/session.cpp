@@ -16,6 +16,23 @@ std::string ThreadName(const wire::ThreadDelta& t) {
   return fmt::format("thread {} (tid {})", t.thread_index(), t.tid());
 }
 
+// Counters are increments: every field adds up.
+void AddThreadCounters(const wire::ThreadCounters& in, wire::ThreadCounters* sum) {
+  sum->set_samples(sum->samples() + in.samples());
+  sum->set_partial_unwinds(sum->partial_unwinds() + in.partial_unwinds());
+  sum->set_dropped_reentrant(sum->dropped_reentrant() + in.dropped_reentrant());
+  sum->set_dropped_no_memory(sum->dropped_no_memory() + in.dropped_no_memory());
+  sum->set_cpu_ns(sum->cpu_ns() + in.cpu_ns());
+  sum->set_idle_samples(sum->idle_samples() + in.idle_samples());
+  sum->set_idle_ns(sum->idle_ns() + in.idle_ns());
+  sum->set_overhead_samples(sum->overhead_samples() + in.overhead_samples());
+  sum->set_unattributed_overhead(sum->unattributed_overhead() + in.unattributed_overhead());
+  sum->set_probe_samples(sum->probe_samples() + in.probe_samples());
+  sum->set_probe_partial(sum->probe_partial() + in.probe_partial());
+  sum->set_unsampled_ns(sum->unsampled_ns() + in.unsampled_ns());
+  sum->set_signal_blocked(sum->signal_blocked() + in.signal_blocked());
+}
+
 }  // namespace
 
 size_t Session::NodeKeyHash::operator()(const NodeKey& k) const {
@@ -240,21 +257,7 @@ void Session::MergeDelta(const wire::Delta& delta) {
       }
       for (int i = 0; i < metrics.values_size(); ++i) exclusive[i] += metrics.values(i);
     }
-    if (thread.has_counters()) {
-      const wire::ThreadCounters& in = thread.counters();
-      wire::ThreadCounters& sum = state.counters;
-      sum.set_samples(sum.samples() + in.samples());
-      sum.set_partial_unwinds(sum.partial_unwinds() + in.partial_unwinds());
-      sum.set_dropped_reentrant(sum.dropped_reentrant() + in.dropped_reentrant());
-      sum.set_dropped_no_memory(sum.dropped_no_memory() + in.dropped_no_memory());
-      sum.set_cpu_ns(sum.cpu_ns() + in.cpu_ns());
-      sum.set_idle_samples(sum.idle_samples() + in.idle_samples());
-      sum.set_idle_ns(sum.idle_ns() + in.idle_ns());
-      sum.set_overhead_samples(sum.overhead_samples() + in.overhead_samples());
-      sum.set_unattributed_overhead(sum.unattributed_overhead() + in.unattributed_overhead());
-      sum.set_probe_samples(sum.probe_samples() + in.probe_samples());
-      sum.set_probe_partial(sum.probe_partial() + in.probe_partial());
-    }
+    if (thread.has_counters()) AddThreadCounters(thread.counters(), &state.counters);
     if (thread.exited()) state.exited = true;
   }
 }
