@@ -14,6 +14,8 @@
 #include "log.h"
 #include "real_functions.h"
 #include "runtime_view.h"
+#include "signal_mask.h"
+#include "unsampled.h"
 
 namespace cilkprof::agent {
 
@@ -73,10 +75,12 @@ void FlushAndSayGoodbye(const char* reason) {
   DisarmAllThreads();
   DrainPendingSamples();
   pthread_mutex_lock(&s.flush_mu);
+  MeasureLiveThreadsEnd();
   FlushLocked();
   GoodbyeMsg goodbye;
   goodbye.end_unix_ns = UnixNowNs();
   goodbye.reason = reason;
+  goodbye.unseen_thread_cpu_ns = TakeUnseenThreadCpuNs();
   s.transport.Enqueue(EncodeGoodbyeFrame(goodbye));
   s.transport.Drain(kExitDrainMs);
   s.transport.Close();
@@ -88,7 +92,8 @@ bool FinishConnection(const char* reason) {
   if (!AgentActive()) return false;
   __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
   StopFlusher();
-  FlushAndSayGoodbye(reason);
+  FlushAndSayGoodbye(reason);  // measures first whether the signal was blocked
+  SetKeptSignal(0);            // no more samples: the masks are the program's again
   return true;
 }
 
@@ -152,8 +157,10 @@ void ChildAfterFork() {
     __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
     s.shut_down = true;
     if (was_active) RestoreProgramDisposition();
+    SetKeptSignal(0);
     return;
   }
+  NoteCpuBase();
   s.start_unix_ns = UnixNowNs();
   s.hello_sent = false;
   s.transport.Configure(s.config.socket, s.config.spill_dir, s.pid);
@@ -168,6 +175,7 @@ void ChildAfterFork() {
 void Start() {
   real::ResolveAll();
   FindAgentText();
+  FindUnwindLibrary();
   // The agent's own frames (the probe, the thread start wrapper) never show in a path.
   ElideModuleOf(reinterpret_cast<const void*>(&CilkprofSampleHandler));
   std::vector<std::string> errors;
@@ -245,6 +253,8 @@ void Start() {
   pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
   atexit(AtExit);
 
+  NoteCpuBase();
+  SetKeptSignal(signo);  // from here on the program cannot block it (signal_mask.h)
   s->shut_down = false;
   __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
   RegisterCurrentThread(TakeThreadIndex());
@@ -314,6 +324,9 @@ void RegisterCurrentThread(uint32_t thread_index) {
   tls_in_agent++;
   unwinder::PrepareThread();
   tls_in_agent--;
+  // A thread may start with the signal blocked by a mask the interposed functions
+  // never saw (pthread_attr_setsigmask_np, a raw system call, exec from such a thread).
+  OpenKeptSignalOnThisThread();
   t->last_clock_ns = ReadThreadClock();
   tls_thread = t;
   pthread_setspecific(g_state->exit_key, t);
@@ -338,8 +351,10 @@ void UnregisterCurrentThread() {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   pthread_setspecific(g_state->exit_key, nullptr);
   prctl(PR_GET_NAME, t->exit_name, 0, 0, 0);
+  const ThreadEnd end = MeasureOwnEnd();
   pthread_mutex_lock(&g_state->registry_mu);
   DisarmThread(t);
+  RecordOwnEnd(t, end);
   __atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_state->registry_mu);
 }
@@ -365,7 +380,9 @@ void ResumeAfterFailedExec() {
     t->sent_name.clear();
   }
   pthread_mutex_unlock(&s.registry_mu);
+  ReopenLiveThreads();
   pthread_mutex_unlock(&s.flush_mu);
+  SetKeptSignal(s.sampler.signo);
   __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
   ArmAllLiveThreads();
   StartFlusher();

@@ -7,7 +7,8 @@
 //                signals the agent owns (sigaction interposition)
 //   registry_mu  the list of thread records; arming and disarming sample sources
 // The signal handler reads only: tls_thread, tls_in_loader, g_sampling, g_handler_mode,
-// g_handler_clock, and the runtime view (runtime_view.h).
+// g_handler_clock, and the runtime view (runtime_view.h). The interposed mask functions
+// read only the kept signal and the code ranges (signal_mask.h).
 #pragma once
 
 #include <pthread.h>
@@ -57,6 +58,11 @@ struct AgentState {
   ThreadRecord* threads = nullptr;
   uint32_t next_thread_index = 0;  // atomic accesses
   pthread_key_t exit_key{};
+  // CPU time accounts for unseen threads (unsampled.h), under registry_mu.
+  uint64_t cpu_base_ns = 0;           // of threads that ended before this image started
+  uint64_t ended_threads_cpu_ns = 0;  // of registered threads, when they unregistered
+  uint64_t flusher_cpu_ns = 0;        // of flusher threads that have ended
+  uint64_t unseen_reported_ns = 0;    // sent in Goodbye messages so far
 };
 
 // Null while the agent is inactive (no CILKPROF_SOCKET, or it failed to start).

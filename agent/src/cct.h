@@ -69,6 +69,10 @@ struct SampleCounters {
   uint64_t unattributed_overhead = 0;  // of those, recorded at the root (no context)
   uint64_t probe_samples = 0;          // cilkprof_probe(); metric `probe` only
   uint64_t probe_partial = 0;          // of those, with a partial path
+  // Unsampled time (unsampled.h): written once, when the thread ends or at the final
+  // flush, under the registry lock; never by the handler.
+  uint64_t unsampled_ns = 0;    // the thread's clock after its last sample
+  uint64_t signal_blocked = 0;  // 1: the sampling signal was blocked in it then
 };
 
 // Relaxed single-writer counter helpers (readers on other threads never see a torn value).

@@ -86,6 +86,9 @@ bool ThreadDeltaBuilder::Build(const ThreadCct& cct, const SampleCounters& count
         TakeIncrement(&counters.unattributed_overhead, &shadow_counters_.unattributed_overhead);
     out->counters.probe_samples = TakeIncrement(&counters.probe_samples, &shadow_counters_.probe_samples);
     out->counters.probe_partial = TakeIncrement(&counters.probe_partial, &shadow_counters_.probe_partial);
+    out->counters.unsampled_ns = TakeIncrement(&counters.unsampled_ns, &shadow_counters_.unsampled_ns);
+    out->counters.signal_blocked =
+        TakeIncrement(&counters.signal_blocked, &shadow_counters_.signal_blocked);
   }
   return nodes_sent_ == count && metric_cursor_ >= nodes_sent_;
 }

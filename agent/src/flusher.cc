@@ -15,6 +15,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "real_functions.h"
+#include "unsampled.h"
 
 namespace cilkprof::agent {
 namespace {
@@ -119,6 +120,7 @@ void* FlusherMain(void*) {
     }
     pthread_mutex_unlock(&s.flush_mu);
   }
+  NoteFlusherCpu();
   return nullptr;
 }
 
@@ -169,9 +171,9 @@ void StartFlusher() {
   __atomic_store_n(&s.stop_flusher, false, __ATOMIC_RELEASE);
   sigset_t all, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);  // the new thread inherits "all blocked"
+  real::pthread_sigmask()(SIG_SETMASK, &all, &old);  // the new thread inherits "all blocked"
   const int rc = real::pthread_create()(&s.flusher, nullptr, FlusherMain, nullptr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  real::pthread_sigmask()(SIG_SETMASK, &old, nullptr);
   if (rc != 0) {
     LogLine("cannot start the flusher thread (" + ErrnoText(rc) +
             "); the profile will be sent at exit only");

@@ -17,6 +17,14 @@
 //                         final flush while the caller waits, boundedly (agent.cc)
 //   dlclose               flush before the library is unmapped, so every pending node
 //                         in it is resolved to (module, offset) while it still can be
+//   pthread_sigmask, sigprocmask, sigblock, sigsetmask
+//                         the sampling signal cannot be blocked, like SIGKILL: it is
+//                         taken out of the sets the program blocks (and of its
+//                         handlers' sa_mask, in sigaction), so no thread stops being
+//                         sampled (signal_mask.h)
+//   sigwait, sigwaitinfo, sigtimedwait, signalfd
+//                         the sampling signal is taken out of the sets the program
+//                         waits for, so it never receives a sample as its own signal
 // fork is handled with pthread_atfork (agent.cc). dlopen is not interposed: glibc
 // looks up the caller's RUNPATH, and the agent would become the caller; new libraries
 // are noticed through the loader's load counters instead (module_table.h).
@@ -24,6 +32,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +40,7 @@
 
 #include "agent_state.h"
 #include "real_functions.h"
+#include "signal_mask.h"
 
 #define CILKPROF_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -185,4 +195,45 @@ CILKPROF_EXPORT int dlclose(void* handle) {
   tls_in_loader--;
   AfterDlclose();
   return rc;
+}
+
+CILKPROF_EXPORT int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) {
+  sigset_t scratch;
+  return real::pthread_sigmask()(how, ProgramMaskRequest(how, set, &scratch, __builtin_return_address(0)),
+                                 old);
+}
+
+CILKPROF_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) {
+  sigset_t scratch;
+  return real::sigprocmask()(how, ProgramMaskRequest(how, set, &scratch, __builtin_return_address(0)),
+                             old);
+}
+
+CILKPROF_EXPORT int sigblock(int mask) {
+  return real::sigblock()(ProgramBsdMask(mask, __builtin_return_address(0)));
+}
+
+CILKPROF_EXPORT int sigsetmask(int mask) {
+  return real::sigsetmask()(ProgramBsdMask(mask, __builtin_return_address(0)));
+}
+
+CILKPROF_EXPORT int sigwait(const sigset_t* set, int* signo) {
+  sigset_t scratch;
+  return real::sigwait()(ProgramWaitSet(set, &scratch, __builtin_return_address(0)), signo);
+}
+
+CILKPROF_EXPORT int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
+  sigset_t scratch;
+  return real::sigwaitinfo()(ProgramWaitSet(set, &scratch, __builtin_return_address(0)), info);
+}
+
+CILKPROF_EXPORT int sigtimedwait(const sigset_t* set, siginfo_t* info, const struct timespec* timeout) {
+  sigset_t scratch;
+  return real::sigtimedwait()(ProgramWaitSet(set, &scratch, __builtin_return_address(0)), info,
+                              timeout);
+}
+
+CILKPROF_EXPORT int signalfd(int fd, const sigset_t* set, int flags) {
+  sigset_t scratch;
+  return real::signalfd()(fd, ProgramWaitSet(set, &scratch, __builtin_return_address(0)), flags);
 }

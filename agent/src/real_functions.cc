@@ -55,6 +55,14 @@ CILKPROF_REAL(ExecveFn, execvpe)
 CILKPROF_REAL(FexecveFn, fexecve)
 CILKPROF_REAL(DlopenFn, dlopen)
 CILKPROF_REAL(DlcloseFn, dlclose)
+CILKPROF_REAL(SigmaskFn, pthread_sigmask)
+CILKPROF_REAL(SigmaskFn, sigprocmask)
+CILKPROF_REAL(BsdMaskFn, sigblock)
+CILKPROF_REAL(BsdMaskFn, sigsetmask)
+CILKPROF_REAL(SigwaitFn, sigwait)
+CILKPROF_REAL(SigwaitinfoFn, sigwaitinfo)
+CILKPROF_REAL(SigtimedwaitFn, sigtimedwait)
+CILKPROF_REAL(SignalfdFn, signalfd)
 
 void ResolveAll() {
   pthread_create();
@@ -71,6 +79,14 @@ void ResolveAll() {
   fexecve();
   dlopen();
   dlclose();
+  pthread_sigmask();
+  sigprocmask();
+  sigblock();
+  sigsetmask();
+  sigwait();
+  sigwaitinfo();
+  sigtimedwait();
+  signalfd();
 }
 
 }  // namespace cilkprof::agent::real

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <time.h>
 
 namespace cilkprof::agent::real {
 
@@ -21,6 +22,12 @@ using ExecvFn = int (*)(const char*, char* const[]);
 using FexecveFn = int (*)(int, char* const[], char* const[]);
 using DlopenFn = void* (*)(const char*, int);
 using DlcloseFn = int (*)(void*);
+using SigmaskFn = int (*)(int, const sigset_t*, sigset_t*);
+using BsdMaskFn = int (*)(int);
+using SigwaitFn = int (*)(const sigset_t*, int*);
+using SigwaitinfoFn = int (*)(const sigset_t*, siginfo_t*);
+using SigtimedwaitFn = int (*)(const sigset_t*, siginfo_t*, const struct timespec*);
+using SignalfdFn = int (*)(int, const sigset_t*, int);
 
 // Each resolves lazily on first use; never null (aborts with a message otherwise,
 // since the process could not run its own call either).
@@ -38,6 +45,14 @@ ExecveFn execvpe();
 FexecveFn fexecve();
 DlopenFn dlopen();
 DlcloseFn dlclose();
+SigmaskFn pthread_sigmask();
+SigmaskFn sigprocmask();
+BsdMaskFn sigblock();
+BsdMaskFn sigsetmask();
+SigwaitFn sigwait();
+SigwaitinfoFn sigwaitinfo();
+SigtimedwaitFn sigtimedwait();
+SignalfdFn signalfd();
 
 // Resolves all of them now (from the constructor, before other threads exist).
 void ResolveAll();

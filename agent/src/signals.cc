@@ -1,6 +1,5 @@
 // The sampling signal: the handler, choosing and installing the signal, and keeping
 // it when the program installs a handler of its own for it.
-#include <link.h>
 #include <signal.h>
 #include <string.h>
 
@@ -9,8 +8,10 @@
 
 #include "agent_state.h"
 #include "blame.h"
+#include "code_range.h"
 #include "log.h"
 #include "real_functions.h"
+#include "signal_mask.h"
 
 namespace cilkprof::agent {
 namespace {
@@ -52,6 +53,7 @@ int MoveSamplingSignal(int old_signo, const struct sigaction* program_act) {
   if (fresh == 0 || !InstallSampleHandler(fresh, &error)) {
     // Keeping the signal would change the program's behaviour; stop sampling instead.
     __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
+    SetKeptSignal(0);  // the program's masks are its own business again
     pthread_mutex_lock(&s.registry_mu);
     for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) DisarmThread(t);
     pthread_mutex_unlock(&s.registry_mu);
@@ -65,6 +67,9 @@ int MoveSamplingSignal(int old_signo, const struct sigaction* program_act) {
   }
   pthread_mutex_lock(&s.registry_mu);
   __atomic_store_n(&s.sampler.signo, fresh, __ATOMIC_RELAXED);
+  // Masks blocked before the move may still block `fresh` (docs/AGENT.md, "Signal
+  // masks"): such threads are found and reported when they end.
+  SetKeptSignal(fresh);
   bool all_moved = true;
   for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) continue;
@@ -74,34 +79,19 @@ int MoveSamplingSignal(int old_signo, const struct sigaction* program_act) {
   Note("the program installed its own handler for signal " + SignalLabel(old_signo) +
        "; the agent now samples with signal " + SignalLabel(fresh) +
        (all_moved ? std::string() : " (some threads could not be moved: " + error + ")"));
-  return real::sigaction()(old_signo, program_act, nullptr);
+  struct sigaction scratch;
+  return real::sigaction()(old_signo, ProgramAction(program_act, &scratch), nullptr);
 }
 
-uintptr_t g_agent_text_lo = 0, g_agent_text_hi = 0;
-
-int FindOwnText(struct dl_phdr_info* info, size_t, void*) {
-  const auto self = reinterpret_cast<uintptr_t>(&CilkprofSampleHandler);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
-    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
-    if (self >= lo && self < hi) {
-      g_agent_text_lo = lo;
-      g_agent_text_hi = hi;
-      return 1;
-    }
-  }
-  return 0;
-}
+CodeRange g_agent_text;
 
 }  // namespace
 
-void FindAgentText() { dl_iterate_phdr(FindOwnText, nullptr); }
-
-bool CalledFromAgent(const void* caller) {
-  const auto pc = reinterpret_cast<uintptr_t>(caller);
-  return pc >= g_agent_text_lo && pc < g_agent_text_hi;
+void FindAgentText() {
+  g_agent_text = TextSegmentOf(reinterpret_cast<const void*>(&CilkprofSampleHandler));
 }
+
+bool CalledFromAgent(const void* caller) { return g_agent_text.Contains(caller); }
 
 uint64_t ReadThreadClock() {
   timespec ts;
@@ -110,8 +100,9 @@ uint64_t ReadThreadClock() {
 }
 
 // Async-signal-safe: reads its own thread's record through initial-exec TLS, calls
-// clock_gettime and TakeSample (blame.h: the runtime's state, the logical unwinder,
-// the CCT insert), nothing else.
+// clock_gettime, pthread_sigmask (signal_mask.h: the fault guard's signals) and
+// TakeSample (blame.h: the runtime's state, the logical unwinder, the CCT insert),
+// nothing else.
 extern "C" void CilkprofSampleHandler(int, siginfo_t*, void* context) {
   const int saved_errno = errno;
   ThreadRecord* t = tls_thread;
@@ -127,7 +118,9 @@ extern "C" void CilkprofSampleHandler(int, siginfo_t*, void* context) {
       // Inside dlclose the loader edits its list of modules, the one window in which
       // libunwind's FDE lookup is unsafe (docs/UNWINDER.md): walk frame pointers there.
       const unwinder::Mode mode = tls_in_loader != 0 ? unwinder::Mode::kFramePointer : g_handler_mode;
-      TakeSample(t, static_cast<const ucontext_t*>(context), mode, weight);
+      const auto* interrupted = static_cast<const ucontext_t*>(context);
+      OpenFaultSignalsInHandler(interrupted);
+      TakeSample(t, interrupted, mode, weight);
       __atomic_signal_fence(__ATOMIC_SEQ_CST);
       t->in_handler = 0;
     }
@@ -185,11 +178,11 @@ void DrainPendingSamples() {
   sigset_t set, old;
   sigemptyset(&set);
   sigaddset(&set, g_state->sampler.signo);
-  pthread_sigmask(SIG_BLOCK, &set, &old);
+  real::pthread_sigmask()(SIG_BLOCK, &set, &old);
   const timespec zero{0, 0};
-  while (sigtimedwait(&set, nullptr, &zero) > 0) {
+  while (real::sigtimedwait()(&set, nullptr, &zero) > 0) {
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  real::pthread_sigmask()(SIG_SETMASK, &old, nullptr);
 }
 
 bool AgentOwnsSignal(int signo, const void* caller) {
@@ -204,7 +197,12 @@ bool AgentOwnsSignal(int signo, const void* caller) {
 
 int InterposedSigaction(int signo, const struct sigaction* act, struct sigaction* old,
                         const void* caller) {
-  if (!AgentOwnsSignal(signo, caller)) return real::sigaction()(signo, act, old);
+  struct sigaction scratch;
+  if (!AgentOwnsSignal(signo, caller)) {
+    // The program's handlers run with the sampling signal open (signal_mask.h).
+    if (!CalledFromAgent(caller)) act = ProgramAction(act, &scratch);
+    return real::sigaction()(signo, act, old);
+  }
   AgentState& s = *g_state;
   if (signo == SIGSEGV || signo == SIGBUS) {
     // The unwinder's fault guard stays installed first and forwards other faults.
@@ -213,7 +211,7 @@ int InterposedSigaction(int signo, const struct sigaction* act, struct sigaction
     if (act != nullptr) {
       s.program_view[signo] = *act;
       tls_in_agent++;
-      unwinder::SetChainedFaultHandler(signo, act);
+      unwinder::SetChainedFaultHandler(signo, ProgramAction(act, &scratch));
       tls_in_agent--;
     }
     pthread_mutex_unlock(&s.signal_mu);
@@ -223,7 +221,7 @@ int InterposedSigaction(int signo, const struct sigaction* act, struct sigaction
   pthread_mutex_lock(&s.signal_mu);
   int rc = 0;
   if (signo != s.sampler.signo) {
-    rc = real::sigaction()(signo, act, old);  // moved meanwhile by another thread
+    rc = real::sigaction()(signo, ProgramAction(act, &scratch), old);  // moved meanwhile
   } else {
     if (old != nullptr) *old = s.program_view[signo];
     if (act != nullptr) {

@@ -45,6 +45,11 @@ struct ThreadRecord {
   bool exited = false;  // atomic accesses only
   char exit_name[17] = {};
 
+  // Unsampled time (unsampled.h), under the registry lock: whether the tail has been
+  // measured, and the clock then.
+  bool end_measured = false;
+  uint64_t end_clock_ns = 0;
+
   // Flusher-only.
   ThreadDeltaBuilder builder;
   std::string sent_name;

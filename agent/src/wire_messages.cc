@@ -71,6 +71,8 @@ void WriteCounters(const ThreadCountersMsg& c, ProtoWriter* w) {
   w->Varint(9, c.unattributed_overhead);
   w->Varint(10, c.probe_samples);
   w->Varint(11, c.probe_partial);
+  w->Varint(12, c.unsampled_ns);
+  w->Varint(13, c.signal_blocked);
 }
 
 void WriteThreadDelta(const ThreadDeltaMsg& t, ProtoWriter* w) {
@@ -138,6 +140,7 @@ std::string EncodeGoodbyeFrame(const GoodbyeMsg& goodbye) {
   return Frame(kGoodbyeField, goodbye, [](const GoodbyeMsg& g, ProtoWriter* w) {
     w->Varint(1, g.end_unix_ns);
     w->String(2, g.reason);
+    w->Varint(3, g.unseen_thread_cpu_ns);
   });
 }
 

@@ -61,11 +61,12 @@ struct ThreadCountersMsg {
            cpu_ns = 0;
   uint64_t idle_samples = 0, idle_ns = 0, overhead_samples = 0, unattributed_overhead = 0,
            probe_samples = 0, probe_partial = 0;
+  uint64_t unsampled_ns = 0, signal_blocked = 0;
   bool IsZero() const {
     return samples == 0 && partial_unwinds == 0 && dropped_reentrant == 0 &&
            dropped_no_memory == 0 && cpu_ns == 0 && idle_samples == 0 && idle_ns == 0 &&
            overhead_samples == 0 && unattributed_overhead == 0 && probe_samples == 0 &&
-           probe_partial == 0;
+           probe_partial == 0 && unsampled_ns == 0 && signal_blocked == 0;
   }
 };
 
@@ -87,6 +88,7 @@ struct DeltaMsg {
 struct GoodbyeMsg {
   uint64_t end_unix_ns = 0;
   std::string reason;
+  uint64_t unseen_thread_cpu_ns = 0;
 };
 
 // Each returns one complete frame: the 4-byte length prefix, then AgentMessage.

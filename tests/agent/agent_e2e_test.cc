@@ -1,96 +1,24 @@
 // End to end: the real libcilkprof_agent.so preloaded into agent_e2e_program, talking
 // to TestReceiver. Bounds are generous (the machine may be busy); what must hold
 // exactly (pids, thread indexes, protocol order, exit status) is checked exactly.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "e2e_support.h"
 #include "frames.h"
 #include "test_receiver.h"
-
-extern char** environ;
 
 namespace cilkprof::agent::testing {
 namespace {
 
-struct RunResult {
-  pid_t pid = 0;
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs the test program with the agent preloaded and `env` added (CILKPROF_* of the
-// caller's environment are dropped so that they cannot change the test).
 RunResult RunProgram(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-              const std::string& dir) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (entry.rfind("CILKPROF_", 0) == 0 || entry.rfind("LD_PRELOAD=", 0) == 0) continue;
-    env_strings.push_back(entry);
-  }
-  env_strings.push_back(std::string("LD_PRELOAD=") + CILKPROF_AGENT_PATH);
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  std::vector<std::string> arg_strings = {CILKPROF_E2E_PROGRAM};
-  arg_strings.insert(arg_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : arg_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  RunResult r;
-  const int rc = posix_spawn(&r.pid, CILKPROF_E2E_PROGRAM, &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(rc, 0);
-  if (rc != 0) return r;
-  int status = 0;
-  waitpid(r.pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out_path);
-  r.err = ReadFile(err_path);
-  return r;
-}
-
-// The program's "thread I tid T cpu_ns N" lines: cpuI -> N, tidI -> T.
-std::map<std::string, uint64_t> Facts(const std::string& out) {
-  std::map<std::string, uint64_t> facts;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string thread, index, tid_key, cpu_key;
-    uint64_t tid = 0, cpu = 0;
-    if (words >> thread >> index >> tid_key >> tid >> cpu_key >> cpu && thread == "thread") {
-      facts["tid" + index] = tid;
-      facts["cpu" + index] = cpu;
-    }
-  }
-  return facts;
+                     const std::string& dir) {
+  return RunUnderAgent(CILKPROF_E2E_PROGRAM, args, env, dir);
 }
 
 void ExpectWellFormed(const ReceivedConnection& c, const ProcessProfile& p) {
@@ -104,13 +32,6 @@ void ExpectWellFormed(const ReceivedConnection& c, const ProcessProfile& p) {
   EXPECT_EQ(p.hello.metrics(2).name(), "idleness");
   EXPECT_EQ(p.hello.metrics(3).name(), "overhead");
   EXPECT_EQ(p.hello.metrics(4).name(), "probe");
-}
-
-const ThreadTotals* ThreadByIndex(const ProcessProfile& p, uint32_t index) {
-  for (const auto& [tid, t] : p.threads) {
-    if (t.thread_index == index) return &t;
-  }
-  return nullptr;
 }
 
 // Share of a thread's samples whose innermost frame lies in module `path`.

@@ -102,6 +102,21 @@ TEST_F(DeltaBuilderTest, NothingNewSendsNothing) {
   EXPECT_TRUE(again[0].counters.IsZero());
 }
 
+TEST_F(DeltaBuilderTest, TheThreadEndIsSentOnce) {
+  Record({0x1030, 0x1010}, 10);
+  Flush();
+  CounterAdd(&counters_.unsampled_ns, 700);  // what the thread's end measured
+  CounterAdd(&counters_.signal_blocked, 1);
+  auto end = Flush();
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_EQ(end[0].counters.unsampled_ns, 700u);
+  EXPECT_EQ(end[0].counters.signal_blocked, 1u);
+  EXPECT_FALSE(end[0].counters.IsZero());
+  auto after = Flush();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_TRUE(after[0].counters.IsZero());
+}
+
 TEST_F(DeltaBuilderTest, LargeTreesAreSplitIntoBatchesThatStillAddUp) {
   for (uintptr_t leaf = 0; leaf < 1000; ++leaf) Record({0x5000 + leaf, 0x1020, 0x1010}, leaf + 1);
   auto batches = Flush(/*max_entries=*/64);

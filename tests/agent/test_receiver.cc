@@ -144,6 +144,7 @@ ProcessProfile Fold(const std::vector<wire::AgentMessage>& messages) {
       if (i + 1 != messages.size()) p.problems.push_back("Goodbye is not the last message");
       p.has_goodbye = true;
       p.goodbye_reason = m.goodbye().reason();
+      p.unseen_thread_cpu_ns = m.goodbye().unseen_thread_cpu_ns();
     } else if (m.has_delta()) {
       for (const wire::LoadModule& mod : m.delta().modules()) p.modules[mod.id()] = mod;
       for (const wire::ThreadDelta& t : m.delta().threads()) {
@@ -173,6 +174,8 @@ ProcessProfile Fold(const std::vector<wire::AgentMessage>& messages) {
         tt.counter_samples += t.counters().samples();
         tt.partial_unwinds += t.counters().partial_unwinds();
         tt.cpu_ns += t.counters().cpu_ns();
+        tt.unsampled_ns += t.counters().unsampled_ns();
+        tt.signal_blocked += t.counters().signal_blocked();
       }
     } else {
       p.problems.push_back("empty AgentMessage");

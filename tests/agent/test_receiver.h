@@ -59,6 +59,7 @@ struct ThreadTotals {
   std::map<uint32_t, wire::NewNode> nodes;
   std::map<uint32_t, double> samples, work;  // per node
   uint64_t counter_samples = 0, partial_unwinds = 0, cpu_ns = 0;
+  uint64_t unsampled_ns = 0, signal_blocked = 0;
   double total_samples() const;
   double total_work() const;
 };
@@ -70,6 +71,7 @@ struct ProcessProfile {
   std::map<uint32_t, ThreadTotals> threads;  // by tid
   bool has_goodbye = false;
   std::string goodbye_reason;
+  uint64_t unseen_thread_cpu_ns = 0;
   std::vector<std::string> problems;  // protocol violations found while folding
 };
 

@@ -22,7 +22,7 @@ wire::AgentMessage ParseOne(const std::string& frame) {
 }
 
 TEST(WireEncoder, FramePrefixIsLittleEndianPayloadLength) {
-  GoodbyeMsg goodbye{123, "exit"};
+  GoodbyeMsg goodbye{123, "exit", 0};
   const std::string frame = EncodeGoodbyeFrame(goodbye);
   ASSERT_GE(frame.size(), 4u);
   const uint32_t n = static_cast<uint8_t>(frame[0]) | static_cast<uint8_t>(frame[1]) << 8 |
@@ -92,7 +92,7 @@ TEST(WireEncoder, DeltaRoundTripWithExtremeValues) {
                                WireEdge::kCall});
   t.metrics.push_back(NodeMetricsMsg{2, {1.0, 1e6}});
   t.metrics.push_back(NodeMetricsMsg{3, {0.0, 0.5}});
-  t.counters = ThreadCountersMsg{10, 1, 2, 3, 4000000000ull, 5, 6000000000ull, 7, 8, 9, 1};
+  t.counters = ThreadCountersMsg{10, 1, 2, 3, 4000000000ull, 5, 6000000000ull, 7, 8, 9, 1, 3000000000ull, 1};
   d.threads.push_back(t);
   ThreadDeltaMsg empty;  // a thread with nothing but its id must still be a message
   empty.tid = 7;
@@ -148,15 +148,18 @@ TEST(WireEncoder, DeltaRoundTripWithExtremeValues) {
   EXPECT_EQ(pt.counters().unattributed_overhead(), 8u);
   EXPECT_EQ(pt.counters().probe_samples(), 9u);
   EXPECT_EQ(pt.counters().probe_partial(), 1u);
+  EXPECT_EQ(pt.counters().unsampled_ns(), 3000000000ull);
+  EXPECT_EQ(pt.counters().signal_blocked(), 1u);
   EXPECT_EQ(p.threads(1).tid(), 7u);
   EXPECT_EQ(p.threads(1).nodes_size(), 0);
 }
 
 TEST(WireEncoder, GoodbyeRoundTrip) {
-  const wire::AgentMessage m = ParseOne(EncodeGoodbyeFrame(GoodbyeMsg{987654321, "exec"}));
+  const wire::AgentMessage m = ParseOne(EncodeGoodbyeFrame(GoodbyeMsg{987654321, "exec", 5000000000ull}));
   ASSERT_TRUE(m.has_goodbye());
   EXPECT_EQ(m.goodbye().end_unix_ns(), 987654321u);
   EXPECT_EQ(m.goodbye().reason(), "exec");
+  EXPECT_EQ(m.goodbye().unseen_thread_cpu_ns(), 5000000000ull);
 }
 
 TEST(WireEncoder, SizeBoundHoldsForALargeThreadDelta) {

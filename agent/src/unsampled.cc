@@ -1,0 +1,148 @@
+#include "unsampled.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "agent_state.h"
+#include "signal_mask.h"
+
+namespace cilkprof::agent {
+namespace {
+
+bool ReadClock(clockid_t clock, uint64_t* ns) {
+  timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return false;  // e.g. the thread has ended
+  *ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  return true;
+}
+
+// Thread t's sampling clock read from another thread: its CPU clock, or the wall clock.
+bool ReadSamplingClockOf(const ThreadRecord* t, uint64_t* ns) {
+  return ReadClock(g_handler_clock == CLOCK_THREAD_CPUTIME_ID ? t->cpu_clock : g_handler_clock, ns);
+}
+
+// Whether `signo` is in the SigBlk mask of thread `tid` of this process (proc(5)).
+bool SignalBlockedInThread(pid_t tid, int signo) {
+  if (signo <= 0 || signo > 64) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/status", static_cast<int>(tid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[8192];
+  size_t used = 0;
+  while (used < sizeof text - 1) {
+    const ssize_t n = read(fd, text + used, sizeof text - 1 - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<size_t>(n);
+  }
+  close(fd);
+  text[used] = '\0';
+  const char* line = std::strstr(text, "\nSigBlk:");
+  if (line == nullptr) return false;
+  const unsigned long long mask = std::strtoull(line + std::strlen("\nSigBlk:"), nullptr, 16);
+  return ((mask >> (signo - 1)) & 1u) != 0;
+}
+
+// Registry lock held. The tail from the later of the last sample and the previous
+// measurement (after a failed exec) up to `now`.
+void RecordTail(ThreadRecord* t, uint64_t now, bool signal_blocked) {
+  if (t->end_measured) return;
+  t->end_measured = true;
+  const uint64_t from = std::max(__atomic_load_n(&t->last_clock_ns, __ATOMIC_RELAXED), t->end_clock_ns);
+  if (now > from) CounterAdd(&t->counters.unsampled_ns, now - from);
+  t->end_clock_ns = std::max(now, t->end_clock_ns);
+  if (signal_blocked && CounterRead(&t->counters.signal_blocked) == 0) {
+    CounterAdd(&t->counters.signal_blocked, 1);
+  }
+}
+
+}  // namespace
+
+void NoteCpuBase() {
+  AgentState& s = *g_state;
+  uint64_t process = 0, own = 0;
+  ReadClock(CLOCK_PROCESS_CPUTIME_ID, &process);
+  ReadClock(CLOCK_THREAD_CPUTIME_ID, &own);
+  s.cpu_base_ns = process > own ? process - own : 0;
+  s.ended_threads_cpu_ns = 0;
+  s.flusher_cpu_ns = 0;
+  s.unseen_reported_ns = 0;
+}
+
+ThreadEnd MeasureOwnEnd() {
+  ThreadEnd end;
+  end.clock_ns = ReadThreadClock();
+  ReadClock(CLOCK_THREAD_CPUTIME_ID, &end.cpu_ns);
+  end.signal_blocked = KeptSignalBlockedOnThisThread();
+  return end;
+}
+
+void RecordOwnEnd(ThreadRecord* t, const ThreadEnd& end) {
+  RecordTail(t, end.clock_ns, end.signal_blocked);
+  g_state->ended_threads_cpu_ns += end.cpu_ns;
+}
+
+void MeasureLiveThreadsEnd() {
+  AgentState& s = *g_state;
+  const int signo = KeptSignal();
+  pthread_mutex_lock(&s.registry_mu);
+  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
+    uint64_t now = 0;
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || !ReadSamplingClockOf(t, &now)) continue;
+    RecordTail(t, now, SignalBlockedInThread(t->tid, signo));
+  }
+  pthread_mutex_unlock(&s.registry_mu);
+}
+
+void ReopenLiveThreads() {
+  AgentState& s = *g_state;
+  pthread_mutex_lock(&s.registry_mu);
+  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
+    if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) t->end_measured = false;
+  }
+  pthread_mutex_unlock(&s.registry_mu);
+}
+
+void NoteFlusherCpu() {
+  uint64_t cpu = 0;
+  ReadClock(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  pthread_mutex_lock(&g_state->registry_mu);
+  g_state->flusher_cpu_ns += cpu;
+  pthread_mutex_unlock(&g_state->registry_mu);
+}
+
+uint64_t TakeUnseenThreadCpuNs() {
+  AgentState& s = *g_state;
+  // The threads' clocks first, the process's last: the difference can only grow by
+  // what runs in between, never go negative.
+  pthread_mutex_lock(&s.registry_mu);
+  uint64_t accounted = s.cpu_base_ns + s.ended_threads_cpu_ns + s.flusher_cpu_ns;
+  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
+    uint64_t cpu = 0;
+    if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) && ReadClock(t->cpu_clock, &cpu)) accounted += cpu;
+  }
+  pthread_mutex_unlock(&s.registry_mu);
+  clockid_t flusher_clock;
+  uint64_t cpu = 0;
+  if (s.flusher_running && pthread_getcpuclockid(s.flusher, &flusher_clock) == 0 &&
+      ReadClock(flusher_clock, &cpu)) {
+    accounted += cpu;  // the _exit path: the final flush runs on the flusher itself
+  }
+  uint64_t process = 0;
+  ReadClock(CLOCK_PROCESS_CPUTIME_ID, &process);
+  const uint64_t unseen = process > accounted ? process - accounted : 0;
+  const uint64_t increment = unseen > s.unseen_reported_ns ? unseen - s.unseen_reported_ns : 0;
+  s.unseen_reported_ns += increment;
+  return increment;
+}
+
+}  // namespace cilkprof::agent

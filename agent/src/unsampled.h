@@ -1,0 +1,57 @@
+// Time the samples did not cover (issue 11; docs/AGENT.md, "Unsampled time").
+//
+// Each sample weighs the time of the thread's clock since its previous sample, so a
+// thread's samples cover its clock from its registration up to its last sample. What
+// comes after, the tail, is unsampled: less than a period or two normally, but all of
+// the thread's time when the sampling signal stays blocked (a direct rt_sigprocmask
+// system call, a mask the interposition could not change) or when the thread lives
+// less than one period. When a thread ends, and at the final flush for the threads
+// still running, the agent measures that tail and whether the signal is blocked, and
+// sends both once (ThreadCounters.unsampled_ns and signal_blocked).
+//
+// Threads the agent never registered (started inside the C library, e.g. for
+// SIGEV_THREAD timers, or with a raw clone system call) are measured by difference:
+// the process's CPU time minus that of the registered threads and of the agent's
+// flusher (Goodbye.unseen_thread_cpu_ns). The few microseconds a registered thread
+// runs after it unregisters count there too; the aggregator only warns about a
+// difference well above that.
+//
+// Not signal-safe. Each function takes the registry lock itself unless it says
+// otherwise.
+#pragma once
+
+#include <cstdint>
+
+#include "thread_record.h"
+
+namespace cilkprof::agent {
+
+// On the only thread of the process image (start-up, a fork child): the process CPU
+// time so far that belongs to no thread of this image (earlier images' threads).
+void NoteCpuBase();
+
+// What the calling thread measures about itself as it unregisters.
+struct ThreadEnd {
+  uint64_t clock_ns = 0;  // the sampling clock now
+  uint64_t cpu_ns = 0;    // the thread's CPU time now
+  bool signal_blocked = false;
+};
+ThreadEnd MeasureOwnEnd();
+// Records it (registry lock held): the tail goes to t's counters unless the final
+// flush measured t already.
+void RecordOwnEnd(ThreadRecord* t, const ThreadEnd& end);
+
+// The final flush (flush_mu held, before FlushLocked): measures every thread still
+// running. After a failed exec, ReopenLiveThreads lets them be measured again later
+// (from where the last measurement stopped).
+void MeasureLiveThreadsEnd();
+void ReopenLiveThreads();
+
+// The flusher, just before its thread ends: its CPU time is the agent's, not unseen.
+void NoteFlusherCpu();
+
+// The final flush, after MeasureLiveThreadsEnd: CPU time of unregistered threads since
+// the previous call (or since start-up).
+uint64_t TakeUnseenThreadCpuNs();
+
+}  // namespace cilkprof::agent
