@@ -10,7 +10,9 @@ namespace cilkprof::cli {
 namespace {
 
 // How one table is made: rows from a profile, sorting, the three renderers, and the
-// words of its text title ("Call sites of P (...); work and span per call site, ns").
+// words of its text title ("Call sites of P (...); work and span per call site"). The
+// title names no unit: the text renderers scale durations as the other views do and
+// say the unit in each column's header ("work-on-work (ms)").
 template <typename Row>
 struct Table {
   Result<std::vector<Row>> (*rows)(const profile::Profile&);
@@ -48,8 +50,7 @@ int RunTable(const ViewArgs& args, const Table<Row>& table) {
   } else {
     const std::string unit = profile->workspan().unit().empty() ? "ns" : profile->workspan().unit();
     out = std::string(table.title) + " " + args.profile + " (" + profile->process().executable() + ", pid " +
-          std::to_string(profile->process().pid()) + "); " + table.per + ", " + unit + "\n" +
-          table.text(*rows, unit);
+          std::to_string(profile->process().pid()) + "); " + table.per + "\n" + table.text(*rows, unit);
   }
   return WriteStdout(out, "the view");
 }

@@ -20,13 +20,22 @@ import sys
 
 ANON = r"\(anonymous namespace\)::"
 
-# A path is rendered as "edge:name" tokens (the view's function names, which carry no
-# parameter lists) joined by newlines, from main down. Each case maps regular
-# expressions of whole paths to the number of probes expected on them.
-# The inline frames that cilk::run and std::invoke leave between a caller and its
-# callable (their exact list depends on the compiler's inlining) are matched as a group.
+# A path is rendered as "edge:name" tokens (the view's function names, as c++filt
+# prints them: "(anonymous namespace)::fib(int)") joined by newlines, from main down.
+# Each case maps regular expressions of whole paths to the number of probes expected
+# on them. The inline frames that cilk::run and std::invoke leave between a caller and
+# its callable (their exact list depends on the compiler's inlining) are matched as a
+# group, and so is the spelling of the inline-only templates' arguments.
 INLINE_RUN = r"(call:(cilk::run|std::invoke|std::__invoke|std::__invoke_impl)<[^\n]*\n)*"
-LAMBDA = r"spawn:\(anonymous\)::operator\(\)"
+
+
+def lambda_of(function, parameters=""):
+    """A lambda's call operator declared in `function` (its full name): numbered when
+    an out-of-line copy's symbol gives the number, "{lambda(...)}" when it takes
+    parameters and was inlined wherever it is called (docs/SYMBOLIZATION.md)."""
+    signature = re.escape("(" + parameters + ")")
+    return (re.escape(function) + r"::\{lambda(" + signature + r"(#\d+)?|\(\.\.\.\)|\(\))\}::operator\(\)" +
+            "(" + signature + " const)?")
 
 
 def call(name):
@@ -43,13 +52,14 @@ def lines(*tokens):
 
 
 def expected_fresh_fiber(n):
-    path = lines("call:main", call("fresh_fiber"), spawn_site("(anonymous namespace)::fresh_fiber(int)"),
-                 LAMBDA, call("probe_in_child"))
+    spawner = "(anonymous namespace)::fresh_fiber(int)"
+    path = lines("call:main", call("fresh_fiber(int)"), spawn_site(spawner),
+                 "spawn:" + lambda_of(spawner), call("probe_in_child()"))
     return n, {path: n}
 
 
 def expected_continuation(n):
-    return n, {lines("call:main", call("continuation"), call("probe_in_continuation")): n}
+    return n, {lines("call:main", call("continuation(int)"), call("probe_in_continuation()")): n}
 
 
 def fib_leaf_paths(n):
@@ -62,14 +72,15 @@ def fib_leaf_paths(n):
 
 
 def expected_fib(n):
+    fib = "(anonymous namespace)::fib(int)"
     counts = {}
     for edges in fib_leaf_paths(n):
-        tokens = ["call:main\n" + INLINE_RUN + r"call:\(anonymous\)::operator\(\)", call("fib")]
+        tokens = ["call:main\n" + INLINE_RUN + "call:" + lambda_of("main"), call("fib(int)")]
         for e in edges:
             if e == "spawn":
-                tokens += [spawn_site("(anonymous namespace)::fib(int)"), LAMBDA, call("fib")]
+                tokens += [spawn_site(fib), "spawn:" + lambda_of(fib), call("fib(int)")]
             else:
-                tokens += [call("fib")]
+                tokens += [call("fib(int)")]
         key = lines(*tokens)
         counts[key] = counts.get(key, 0) + 1
     return sum(counts.values()), counts
@@ -91,12 +102,17 @@ def parallel_for_spawn_depth(i, lo, hi, grain=1):
 
 def expected_parallel_for(n):
     body_type = "(anonymous namespace)::parallel_for_bodies(long int)::<lambda(long int)>"
-    pfr = r"cilk::detail::parallel_for_range<" + re.escape(body_type) + " >"
-    step = lines(r"call:cilk::scope::spawn<" + pfr + r"\(long int, long int, long int, " +
+    body = "(anonymous namespace)::parallel_for_bodies(long)"
+    # parallel_for_range has a symbol: c++filt's spelling, the body's type included.
+    pfr = (re.escape("void cilk::detail::parallel_for_range<" + body) + r"::\{lambda\(long\)#\d+\}" +
+           re.escape(">(long, long, long, " + body) + r"::\{lambda\(long\)#\d+\}&\)")
+    # The inline-only templates keep g++'s own spelling of their arguments.
+    inline_pfr = r"cilk::detail::parallel_for_range<" + re.escape(body_type) + " >"
+    step = lines(r"call:cilk::scope::spawn<" + inline_pfr + r"\(long int, long int, long int, " +
                  re.escape(body_type) + r"&\)::<lambda\(\)> >", "spawn:" + pfr)
-    head = lines("call:main", call("parallel_for_bodies"),
+    head = lines("call:main", call("parallel_for_bodies(long)"),
                  r"call:cilk::parallel_for<" + re.escape(body_type) + " >\n" + INLINE_RUN + "call:" + pfr)
-    tail = lines(r"call:\(anonymous\)::operator\(\)", call("probe_in_body"))
+    tail = lines("call:" + lambda_of(body, "long"), call("probe_in_body(long)"))
     counts = {}
     for i in range(n):
         d = parallel_for_spawn_depth(i, 0, n)
