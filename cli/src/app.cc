@@ -128,6 +128,11 @@ int Dispatch(int argc, char** argv, Entry entry) {
     view->add_option("--format", view_args.format, "text, json or csv")
         ->check(CLI::IsMember({"text", "json", "csv"}))
         ->default_str("text");
+    view->add_option("--inline", view_args.inline_mode,
+                     "keep: inlined functions are rows of their own, marked (inline); fold: charge them to the "
+                     "function they were inlined into")
+        ->check(CLI::IsMember({"keep", "fold"}))
+        ->default_str("keep");
 
     summary = app.add_subcommand("summary", "One-screen summary of a profile");
     summary->add_option("profile", summary_args.profile, "Profile file (.cilkprof)")->required();
@@ -135,6 +140,11 @@ int Dispatch(int argc, char** argv, Entry entry) {
         ->check(CLI::IsMember({"text", "json"}))
         ->default_str("text");
     summary->add_option("--top", summary_args.top, "How many top functions to list")->check(CLI::Range(0, 1000));
+    summary->add_option("--inline", summary_args.inline_mode,
+                        "keep: inlined functions are ranked on their own, marked (inline); fold: charge them to the "
+                        "function they were inlined into")
+        ->check(CLI::IsMember({"keep", "fold"}))
+        ->default_str("keep");
     summary->add_flag("--what-if", summary_args.what_if,
                       "Parallelism if the annotated regions' critical work were 2..32 times smaller");
 

@@ -21,7 +21,7 @@ int RunSummary(const SummaryArgs& args) {
     }
     return WriteStdout(*what_if, "the what-if table");
   }
-  const views::ProfileSummary summary = views::Summarize(*profile, args.profile, args.top);
+  const views::ProfileSummary summary = views::Summarize(*profile, args.profile, args.top, BuildOptionsOf(args.inline_mode));
   std::string out = args.format == "json" ? views::RenderSummaryJson(summary, *profile)
                                           : views::RenderSummaryText(summary);
   // Work and span, when the profile has them (issue 5).

@@ -1,14 +1,22 @@
-// `cilkprof view top-down|bottom-up|flat PROFILE` and `cilkprof summary PROFILE`.
-#include <iostream>
+// `cilkprof view top-down|bottom-up|flat PROFILE`: builds the compact tree once, then
+// streams the rows the options select to standard output (docs/USER_GUIDE.md).
+#include <cstdio>
+#include <optional>
 
 #include "cilkprof/aggregator/profile_io.h"
-#include "cilkprof/views/blame_metrics.h"
+#include "cilkprof/views/bottom_up.h"
 #include "cilkprof/views/build.h"
 #include "cilkprof/views/filter.h"
 #include "cilkprof/views/render.h"
 #include "commands.h"
 
 namespace cilkprof::cli {
+
+views::BuildOptions BuildOptionsOf(const std::string& inline_mode) {
+  views::BuildOptions options;
+  options.inline_mode = inline_mode == "fold" ? views::InlineMode::kFold : views::InlineMode::kKeep;
+  return options;
+}
 
 int RunView(const ViewArgs& args) {
   if (args.kind == "callsites") return RunCallSitesView(args);
@@ -28,14 +36,15 @@ int RunView(const ViewArgs& args) {
     kind = views::ViewKind::kFlat;
     options.sort_key = views::SortKey::kExclusive;
   }
-  views::ViewTree tree;
-  switch (kind) {
-    case views::ViewKind::kTopDown: tree = views::BuildTopDown(*profile); break;
-    case views::ViewKind::kBottomUp: tree = views::BuildBottomUp(views::BuildTopDown(*profile)); break;
-    case views::ViewKind::kFlat: tree = views::BuildFlat(*profile); break;
-  }
-  views::AddBlameMetrics(&tree);  // effort, % idleness, % overhead (after focus, below)
-  auto metric = views::ResolveMetric(tree, args.metric);
+  const views::BuildOptions build = BuildOptionsOf(args.inline_mode);
+  // The tree a view walks: top-down (bottom-up expands from it) or flat.
+  views::RowTree tree =
+      kind == views::ViewKind::kFlat ? views::BuildFlat(*profile, build) : views::BuildTopDown(*profile, build);
+  const std::string header_program = profile->process().executable();
+  const uint32_t header_pid = profile->process().pid();
+  profile::Profile().Swap(&*profile);  // the tree holds all the view needs: free the rest
+
+  auto metric = views::ResolveMetric(tree.metrics(), args.metric);
   if (!metric.ok()) {
     PrintError(args.profile + ": " + metric.status().message());
     return args.metric.empty() ? kExitFailure : kExitUsage;
@@ -44,26 +53,38 @@ int RunView(const ViewArgs& args) {
   options.depth = args.depth;
   options.threshold_percent = args.threshold_percent;
   options.hot_path = args.hot_path;
-  if (!args.focus.empty()) {
+
+  std::optional<views::BottomUp> bottom_up;
+  if (kind == views::ViewKind::kBottomUp) {
+    bottom_up.emplace(tree);
+    if (!args.focus.empty()) {
+      if (Status focused = bottom_up->Focus(args.focus); !focused.ok()) {
+        PrintError(args.profile + ": " + focused.message());
+        return kExitFailure;
+      }
+    }
+  } else if (!args.focus.empty()) {
     auto focused = views::FocusOn(tree, args.focus);
     if (!focused.ok()) {
       PrintError(args.profile + ": " + focused.status().message());
       return kExitFailure;
     }
     tree = std::move(*focused);
-    views::AddBlameMetrics(&tree);  // ratios are recomputed, never summed by the focus
   }
-  const views::ViewTree pruned = views::Prune(tree, options);
-  std::string out;
+  const views::ViewSource source = bottom_up ? views::ViewSource(*bottom_up) : views::ViewSource(tree);
+  views::OutputSink out(stdout);
   if (args.format == "json") {
-    out = views::RenderJson(pruned);
+    views::RenderJson(source, options, out);
   } else if (args.format == "csv") {
-    out = views::RenderCsv(pruned);
+    views::RenderCsv(source, options, out);
   } else {
-    views::ViewHeader header{args.profile, profile->process().executable(), profile->process().pid()};
-    out = views::RenderText(pruned, kind, options, header);
+    views::RenderText(source, kind, options, views::ViewHeader{args.profile, header_program, header_pid}, out);
   }
-  return WriteStdout(out, "the view");
+  if (!out.Flush()) {
+    PrintError("cannot write the view to standard output");
+    return kExitFailure;
+  }
+  return 0;
 }
 
 }  // namespace cilkprof::cli

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "cilkprof/views/build.h"
+
 namespace cilkprof::cli {
 
 inline constexpr int kExitFailure = 1;
@@ -38,8 +40,11 @@ struct ViewArgs {
   std::string metric;   // "" = default
   std::string format = "text";
   std::string sort;     // callsites, strands: the column to sort by ("" = work)
+  std::string inline_mode = "keep";  // keep: inlined functions are rows; fold: charged to their caller
 };
 int RunView(const ViewArgs& args);
+// The views' build options for --inline keep|fold (command_view.cc).
+views::BuildOptions BuildOptionsOf(const std::string& inline_mode);
 int RunCallSitesView(const ViewArgs& args);  // `view callsites` (command_callsites.cc)
 int RunStrandsView(const ViewArgs& args);    // `view strands` (command_callsites.cc)
 
@@ -48,6 +53,7 @@ struct SummaryArgs {
   std::string format = "text";
   size_t top = 10;
   bool what_if = false;  // the causal what-if table instead of the summary
+  std::string inline_mode = "keep";
 };
 int RunSummary(const SummaryArgs& args);
 

@@ -113,9 +113,38 @@ TEST_F(WithProfile, ViewsInEveryFormat) {
   const ToolResult focused = RunTool({kCilkprof, "view", "top-down", path_, "--focus", "a", "--hot-path",
                                       "--metric", "samples", "--depth", "2"});
   ASSERT_EQ(focused.exit_code, 0) << focused.err;
-  EXPECT_TRUE(Contains(focused.out, "\n           6  42.9%             0   0.0%  a\n")) << focused.out;
+  EXPECT_TRUE(Contains(focused.out, "\n           6   42.9%             0    0.0%  a\n")) << focused.out;
   EXPECT_TRUE(Contains(focused.out, "      b\n")) << focused.out;
   EXPECT_FALSE(Contains(focused.out, "??")) << focused.out;  // depth 2 stops above it
+}
+
+TEST_F(WithProfile, CallSitesTitleNamesNoUnitBesideTheScaledColumns) {
+  // The columns are scaled like every view's (ms here); the title once named the
+  // recorded unit, "ns", above columns labelled "(ms)".
+  profile::Profile p = views::testing::SmallProfile();
+  auto* workspan = p.mutable_workspan();
+  workspan->set_clock("tsc");
+  workspan->set_unit("ns");
+  workspan->set_work(2'500'000);
+  workspan->set_span(1'000'000);
+  auto* site = workspan->add_call_sites();
+  site->set_kind(wire::WORKSPAN_CALL);
+  site->set_location(1);
+  site->set_count(1);
+  site->set_work_on_work(2'500'000);
+  site->set_span_on_work(1'000'000);
+  site->set_work_on_span(2'500'000);
+  site->set_span_on_span(1'000'000);
+  const std::string path = dir_.File("sites.cilkprof");
+  ASSERT_TRUE(aggregator::WriteProfileFile(path, p).ok());
+  const ToolResult text = RunTool({kCilkprof, "view", "callsites", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::string title = text.out.substr(0, text.out.find('\n'));
+  EXPECT_EQ(title.substr(title.rfind(';')), "; work and span per call site") << title;
+  EXPECT_TRUE(Contains(text.out, "\nwork-on-work (ms)  span-on-work (ms)  work-on-span (ms)  span-on-span (ms)"))
+      << text.out;
+  EXPECT_TRUE(Contains(text.out, "\n              2.5                1.0                2.5                1.0"))
+      << text.out;
 }
 
 TEST_F(WithProfile, ViewErrorsAboutTheProfilesContents) {

@@ -1,7 +1,9 @@
 // Folding: inclusive/exclusive arithmetic of the three views on SmallProfile.
 #include <gtest/gtest.h>
 
+#include "cilkprof/views/bottom_up.h"
 #include "cilkprof/views/build.h"
+#include "cilkprof/views/view_tree.h"
 #include "views_test_profile.h"
 
 namespace cilkprof::views {
@@ -32,8 +34,18 @@ uint32_t Path(const ViewTree& tree, std::initializer_list<std::pair<const char*,
 constexpr Edge kCall = Edge::kCall;
 constexpr Edge kSpawn = Edge::kSpawn;
 
+// Every row of a view, unpruned.
+ViewTree TopDown(const profile::Profile& p, const BuildOptions& options = {}) {
+  return Materialize(BuildTopDown(p, options));
+}
+ViewTree BottomUpOf(const profile::Profile& p) {
+  const RowTree top_down = BuildTopDown(p);
+  return Materialize(BottomUp(top_down));
+}
+ViewTree Flat(const profile::Profile& p, const BuildOptions& options = {}) { return Materialize(BuildFlat(p, options)); }
+
 TEST(TopDown, FoldsAddressesIntoFunctionsWithInclusiveAndExclusive) {
-  const ViewTree tree = BuildTopDown(testing::SmallProfile());
+  const ViewTree tree = TopDown(testing::SmallProfile());
   ASSERT_EQ(tree.metrics.size(), 2u);
   EXPECT_EQ(tree.nodes[0].name, "<program root>");
   EXPECT_DOUBLE_EQ(tree.program_total[kSamples], 14);
@@ -77,7 +89,7 @@ TEST(TopDown, FoldsAddressesIntoFunctionsWithInclusiveAndExclusive) {
 }
 
 TEST(TopDown, InclusiveIsExclusivePlusChildrenEverywhere) {
-  const ViewTree tree = BuildTopDown(testing::SmallProfile());
+  const ViewTree tree = TopDown(testing::SmallProfile());
   for (const ViewNode& node : tree.nodes) {
     for (size_t m = 0; m < 2; ++m) {
       double sum = node.exclusive[m];
@@ -88,7 +100,7 @@ TEST(TopDown, InclusiveIsExclusivePlusChildrenEverywhere) {
 }
 
 TEST(BottomUp, FunctionsCarryTheirExclusiveCostAndExpandIntoCallers) {
-  const ViewTree tree = BuildBottomUp(BuildTopDown(testing::SmallProfile()));
+  const ViewTree tree = BottomUpOf(testing::SmallProfile());
   EXPECT_DOUBLE_EQ(tree.nodes[0].inclusive[kWork], 13.5e6);
   // c: spawned (4) and called (1) merge at the top; its callers keep the edge.
   const uint32_t c = Path(tree, {{"c", kCall}});
@@ -110,7 +122,7 @@ TEST(BottomUp, FunctionsCarryTheirExclusiveCostAndExpandIntoCallers) {
 }
 
 TEST(BottomUp, RecursionIsCountedOnce) {
-  const ViewTree tree = BuildBottomUp(BuildTopDown(testing::RecursiveProfile(5)));
+  const ViewTree tree = BottomUpOf(testing::RecursiveProfile(5));
   const uint32_t f = Path(tree, {{"f(int)", kCall}});
   EXPECT_DOUBLE_EQ(tree.nodes[f].exclusive[kSamples], 5);
   EXPECT_DOUBLE_EQ(tree.nodes[f].inclusive[kSamples], 5);
@@ -124,7 +136,7 @@ TEST(BottomUp, RecursionIsCountedOnce) {
 }
 
 TEST(Flat, GroupsByModuleFileFunctionLine) {
-  const ViewTree tree = BuildFlat(testing::SmallProfile());
+  const ViewTree tree = Flat(testing::SmallProfile());
   const uint32_t prog = Path(tree, {{"/bin/prog", kCall}});
   EXPECT_EQ(tree.nodes[prog].kind, RowKind::kModule);
   EXPECT_DOUBLE_EQ(tree.nodes[prog].exclusive[kWork], 13e6);
@@ -163,7 +175,7 @@ TEST(Flat, GroupsByModuleFileFunctionLine) {
 }
 
 TEST(Flat, RecursionIsCountedOnce) {
-  const ViewTree tree = BuildFlat(testing::RecursiveProfile(6));
+  const ViewTree tree = Flat(testing::RecursiveProfile(6));
   const uint32_t f = Path(tree, {{"/bin/prog", kCall}, {"prog.c", kCall}, {"f(int)", kCall}});
   EXPECT_DOUBLE_EQ(tree.nodes[f].exclusive[kSamples], 6);
   EXPECT_DOUBLE_EQ(tree.nodes[f].inclusive[kSamples], 6);
@@ -171,16 +183,17 @@ TEST(Flat, RecursionIsCountedOnce) {
 
 TEST(Views, EmptyAndMalformedProfilesDoNotCrash) {
   profile::Profile empty;
-  EXPECT_EQ(BuildTopDown(empty).nodes.size(), 1u);
-  EXPECT_EQ(BuildFlat(empty).nodes.size(), 1u);
+  EXPECT_EQ(TopDown(empty).nodes.size(), 1u);
+  EXPECT_EQ(Flat(empty).nodes.size(), 1u);
+  EXPECT_EQ(BottomUpOf(empty).nodes.size(), 1u);
   profile::Profile odd = testing::SmallProfile();
   odd.mutable_nodes(2)->set_location(9999);  // out of range: shown as unknown code
   odd.mutable_nodes(3)->set_parent(77);      // a parent after the child: put under the root
   odd.mutable_locations(1)->clear_frames();
-  const ViewTree tree = BuildTopDown(odd);
+  const ViewTree tree = TopDown(odd);
   EXPECT_DOUBLE_EQ(tree.program_total[kSamples], 14);
-  EXPECT_DOUBLE_EQ(BuildFlat(odd).program_total[kSamples], 14);
-  EXPECT_DOUBLE_EQ(BuildBottomUp(tree).nodes[0].inclusive[kSamples], 14);
+  EXPECT_DOUBLE_EQ(Flat(odd).program_total[kSamples], 14);
+  EXPECT_DOUBLE_EQ(BottomUpOf(odd).nodes[0].inclusive[kSamples], 14);
 }
 
 }  // namespace

@@ -37,11 +37,13 @@
 #include <string>
 #include <vector>
 
+#include "cilkprof/views/bottom_up.h"
 #include "cilkprof/views/build.h"
 #include "cilkprof/views/callsite_columns.h"
 #include "cilkprof/views/filter.h"
 #include "cilkprof/views/render.h"
 #include "cilkprof/views/units.h"
+#include "cilkprof/views/view_tree.h"
 
 namespace cilkprof::views {
 namespace {
@@ -162,8 +164,8 @@ profile::Profile BottleneckProfile(bool with_workspan = true) {
 }
 
 // Rows by their label path from the root ("main/op/bar"), with the cell each shows.
-std::map<std::string, std::optional<CallSiteCell>> CellsByPath(const ViewTree& tree) {
-  const auto cells = CallSiteCells(tree);
+std::map<std::string, std::optional<CallSiteCell>> CellsByPath(const ViewSource& source, const ViewOptions& options = {}) {
+  const ViewTree tree = Materialize(source, options);
   std::vector<std::string> path(tree.nodes.size());
   std::map<std::string, std::optional<CallSiteCell>> out;
   for (size_t i = 1; i < tree.nodes.size(); ++i) {
@@ -171,7 +173,7 @@ std::map<std::string, std::optional<CallSiteCell>> CellsByPath(const ViewTree& t
     const std::string label = RowLabel(n);
     path[i] = n.parent == 0 ? label : path[n.parent] + "/" + label;
     EXPECT_EQ(out.count(path[i]), 0u) << "two rows at " << path[i];
-    out[path[i]] = cells[i];
+    out[path[i]] = n.cell;
   }
   return out;
 }
@@ -189,7 +191,7 @@ const std::string kCpLam2 = kCp4 + "/cilk::scope::spawn<cp::lam> (inline)/[spawn
 const std::string kCp5 = kCpLam2 + "/cp";
 
 TEST(CallSiteJoin, AddressNodesGetTheirSites) {
-  const auto joined = JoinCallSitesToNodes(BottleneckProfile());
+  const NodeSites joined = JoinCallSitesToNodes(BottleneckProfile());
   // Node numbers as added in BottleneckProfile.
   const std::vector<std::vector<uint32_t>> expected = {
       {},      // root
@@ -210,12 +212,14 @@ TEST(CallSiteJoin, AddressNodesGetTheirSites) {
       {7},     // baz: op's scope had closed; the top level
   };
   ASSERT_EQ(joined.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(joined[i], expected[i]) << "node " << i;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(std::vector<uint32_t>(joined[i].begin(), joined[i].end()), expected[i]) << "node " << i;
+  }
 }
 
 TEST(CallSiteJoin, NoWorkSpanJoinsNothing) {
-  const auto joined = JoinCallSitesToNodes(BottleneckProfile(false));
-  for (const auto& sites : joined) EXPECT_TRUE(sites.empty());
+  const NodeSites joined = JoinCallSitesToNodes(BottleneckProfile(false));
+  for (size_t i = 0; i < 16; ++i) EXPECT_TRUE(joined[i].empty());
   EXPECT_FALSE(CallSiteTableOf(BottleneckProfile(false)).present);
 }
 
@@ -247,7 +251,8 @@ TEST(CallSiteColumns, TopDownRowsShowTheirSitesOnceAtTheTopMostRow) {
 }
 
 TEST(CallSiteColumns, BottomUpFunctionsShowTheirOutermostContextsSites) {
-  const auto cells = CellsByPath(BuildBottomUp(BuildTopDown(BottleneckProfile())));
+  const RowTree top_down = BuildTopDown(BottleneckProfile());
+  const auto cells = CellsByPath(BottomUp(top_down));
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp")), 699);  // the outermost count_primes only
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp/op::lam")), 699);
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp/cp")), 685);
@@ -262,8 +267,7 @@ TEST(CallSiteColumns, BottomUpFunctionsShowTheirOutermostContextsSites) {
 }
 
 TEST(CallSiteColumns, FlatLinesShowTheSitesAtThem) {
-  const ViewTree flat = BuildFlat(BottleneckProfile());
-  const auto cells = CellsByPath(flat);
+  const auto cells = CellsByPath(BuildFlat(BottleneckProfile()));
   const std::string cp = "/bin/sb/sb.cpp/cp/";
   // Line 58 holds three call sites of count_primes; the outermost invocation covers
   // the nested ones, so only it counts. The scope line had no sample: its row is added.
@@ -282,21 +286,21 @@ TEST(CallSiteColumns, FlatLinesShowTheSitesAtThem) {
 
 TEST(CallSiteColumns, FiltersKeepTheColumns) {
   ViewOptions options;
-  const ViewTree top_down = BuildTopDown(BottleneckProfile());
+  const RowTree top_down = BuildTopDown(BottleneckProfile());
   // Focus on count_primes: rooted at its outermost context, whose site it shows.
   auto focused = FocusOn(top_down, "cp");
   ASSERT_TRUE(focused.ok());
-  const auto cells = CellsByPath(Prune(*focused, options));
-  EXPECT_DOUBLE_EQ(WorkMs(CallSiteCells(*focused)[0]), 699);
+  const auto cells = CellsByPath(*focused, options);
+  EXPECT_DOUBLE_EQ(WorkMs(Materialize(*focused, options).nodes[0].cell), 699);
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp")), 685);
   options.depth = 2;
   options.threshold_percent = 10;
-  const auto pruned = CellsByPath(Prune(top_down, options));
+  const auto pruned = CellsByPath(top_down, options);
   EXPECT_DOUBLE_EQ(WorkMs(pruned.at(kOp)), 1000);
   options.depth.reset();
   options.threshold_percent = 0;
   options.hot_path = true;
-  const auto hot = CellsByPath(Prune(top_down, options));
+  const auto hot = CellsByPath(top_down, options);
   EXPECT_DOUBLE_EQ(WorkMs(hot.at(kCp1)), 699);
 }
 
@@ -304,25 +308,24 @@ TEST(CallSiteColumns, TextHasTheFourColumnsAligned) {
   ViewOptions options;
   options.depth = 3;
   options.threshold_percent = 20;
-  const ViewTree tree = Prune(BuildTopDown(BottleneckProfile()), options);
-  EXPECT_EQ(RenderText(tree, ViewKind::kTopDown, options, {"sb.cilkprof", "/bin/sb", 7}),
+  EXPECT_EQ(RenderText(BuildTopDown(BottleneckProfile()), ViewKind::kTopDown, options, {"sb.cilkprof", "/bin/sb", 7}),
             R"(# cilkprof top-down view of sb.cilkprof: /bin/sb (pid 7); work in ms, total 1103.0 ms; sorted by inclusive work
-Incl work (ms)   Incl%  Excl work (ms)  Excl%  Work(instr) (ms)  Span (ms)  Parallelism  Span %  Function
-        1103.0  100.0%             0.0   0.0%                                                    <program root>
-        1103.0  100.0%             0.0   0.0%                                                      main
-        1103.0  100.0%             1.0   0.1%            1000.0      250.0         4.00   98.4%      op
-         702.0   63.6%             0.0   0.0%                                                          cilk::scope::spawn<op::lam> (inline)
-         300.0   27.2%           300.0  27.2%             300.0      248.0         1.21   97.6%        bar
+Incl work (ms)   Incl%  Excl work (ms)   Excl%  Work(instr) (ms)  Span (ms)  Parallelism  Span %  Function
+        1103.0  100.0%             0.0    0.0%                                                    <program root>
+        1103.0  100.0%             0.0    0.0%                                                      main
+        1103.0  100.0%             1.0    0.1%            1000.0      250.0         4.00   98.4%      op
+         702.0   63.6%             0.0    0.0%                                                          cilk::scope::spawn<op::lam> (inline)
+         300.0   27.2%           300.0   27.2%             300.0      248.0         1.21   97.6%        bar
 )");
 }
 
 TEST(CallSiteColumns, JsonHasACallsiteObjectOnRowsWithSites) {
   ViewOptions options;
   options.depth = 3;
-  const nlohmann::json json = nlohmann::json::parse(RenderJson(Prune(BuildTopDown(BottleneckProfile()), options)));
+  const nlohmann::json json = nlohmann::json::parse(RenderJson(BuildTopDown(BottleneckProfile()), options));
   const nlohmann::json& main_row = json["children"][0];
   EXPECT_FALSE(main_row.contains("callsite"));
-  EXPECT_EQ(main_row.size(), 7u);
+  EXPECT_EQ(main_row.size(), 8u);
   const nlohmann::json& op = main_row["children"][0];
   ASSERT_TRUE(op.contains("callsite")) << op.dump();
   EXPECT_EQ(op["callsite"], (nlohmann::json{{"work_instr", 1000 * kMs},
@@ -332,7 +335,7 @@ TEST(CallSiteColumns, JsonHasACallsiteObjectOnRowsWithSites) {
                                              {"count", 1},
                                              {"unit", "ns"}}));
   // Keys: the contract's, with callsite before children.
-  const std::string text = RenderJson(Prune(BuildTopDown(BottleneckProfile()), options));
+  const std::string text = RenderJson(BuildTopDown(BottleneckProfile()), options);
   EXPECT_LT(text.find("\"metrics\""), text.find("\"callsite\""));
   EXPECT_LT(text.find("\"callsite\""), text.rfind("\"children\""));
 }
@@ -340,38 +343,40 @@ TEST(CallSiteColumns, JsonHasACallsiteObjectOnRowsWithSites) {
 TEST(CallSiteColumns, ParallelismIsAbsentWhenTheSpanIsZero) {
   profile::Profile p = BottleneckProfile();
   p.mutable_workspan()->mutable_call_sites(6)->set_span_on_work(0);  // bar
-  const ViewTree tree = BuildTopDown(p);
+  const RowTree tree = BuildTopDown(p);
   const auto cells = CellsByPath(tree);
   EXPECT_FALSE(cells.at(kOp + "/bar")->parallelism.has_value());
-  const std::string json = RenderJson(tree);
+  const std::string json = RenderJson(tree, {});
   EXPECT_NE(json.find("\"parallelism\": null"), std::string::npos);
-  const std::string csv = RenderCsv(tree);
+  const std::string csv = RenderCsv(tree, {});
   EXPECT_NE(csv.find(",300000000,0,,97.6"), std::string::npos) << csv;
 }
 
 TEST(CallSiteColumns, CsvAppendsFourColumns) {
   ViewOptions options;
   options.depth = 2;
-  const std::string csv = RenderCsv(Prune(BuildTopDown(BottleneckProfile()), options));
-  EXPECT_EQ(csv, std::string("depth,path,name,file,line,module,edge,work_inclusive,work_exclusive,"
+  const std::string csv = RenderCsv(BuildTopDown(BottleneckProfile()), options);
+  EXPECT_EQ(csv, std::string("depth,path,name,file,line,module,edge,inlined,work_inclusive,work_exclusive,"
                              "work_instr,span,parallelism,span_percent\n"
-                             "0,,<program root>,,0,,call,1103000000,0,,,,\n"
-                             "1,main,main,sb.cpp,105,/bin/sb,call,1103000000,0,,,,\n"
-                             "2,main;op,op,sb.cpp,110,/bin/sb,call,1103000000,1000000,1000000000,250000000,4,") +
+                             "0,,<program root>,,0,,call,0,1103000000,0,,,,\n"
+                             "1,main,main,sb.cpp,105,/bin/sb,call,0,1103000000,0,,,,\n"
+                             "2,main;op,op,sb.cpp,110,/bin/sb,call,0,1103000000,1000000,1000000000,250000000,4,") +
                      FormatExact(100.0 * 250 / 254) + "\n");
 }
 
 TEST(CallSiteColumns, WithoutWorkSpanTheViewsAreUnchanged) {
   const profile::Profile plain = BottleneckProfile(false);
   ViewOptions options;
-  for (const ViewTree& tree : {BuildTopDown(plain), BuildBottomUp(BuildTopDown(plain)), BuildFlat(plain)}) {
-    const ViewTree pruned = Prune(tree, options);
-    EXPECT_EQ(RenderText(pruned, ViewKind::kTopDown, options, {}).find("Work(instr)"), std::string::npos);
-    EXPECT_EQ(RenderJson(pruned).find("callsite"), std::string::npos);
-    EXPECT_EQ(RenderCsv(pruned).find("work_instr"), std::string::npos);
+  const RowTree top_down = BuildTopDown(plain);
+  const BottomUp bottom_up(top_down);
+  const RowTree flat = BuildFlat(plain);
+  for (const ViewSource& source : {ViewSource(top_down), ViewSource(bottom_up), ViewSource(flat)}) {
+    EXPECT_EQ(RenderText(source, ViewKind::kTopDown, options, {}).find("Work(instr)"), std::string::npos);
+    EXPECT_EQ(RenderJson(source, options).find("callsite"), std::string::npos);
+    EXPECT_EQ(RenderCsv(source, options).find("work_instr"), std::string::npos);
   }
   // The flat view adds no rows for sites' lines either.
-  EXPECT_LT(BuildFlat(plain).nodes.size(), BuildFlat(BottleneckProfile()).nodes.size());
+  EXPECT_LT(flat.size(), BuildFlat(BottleneckProfile()).size());
 }
 
 }  // namespace

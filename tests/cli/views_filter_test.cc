@@ -1,9 +1,10 @@
 // Filters: --depth, --threshold, --focus, --hot-path and --metric semantics.
 #include <gtest/gtest.h>
 
+#include "cilkprof/views/bottom_up.h"
 #include "cilkprof/views/build.h"
 #include "cilkprof/views/filter.h"
-#include "cilkprof/views/render.h"
+#include "cilkprof/views/view_tree.h"
 #include "views_test_profile.h"
 
 namespace cilkprof::views {
@@ -35,21 +36,21 @@ using Lines = std::vector<std::string>;
 TEST(Prune, DepthCountsLevelsBelowTheRoot) {
   ViewOptions options = WorkInclusive();
   options.depth = 1;
-  EXPECT_EQ(Rows(Prune(BuildTopDown(testing::SmallProfile()), options)),
+  EXPECT_EQ(Rows(Materialize(BuildTopDown(testing::SmallProfile()), options)),
             (Lines{"<program root>", "  main", "  <partial unwind>"}));
   options.depth = 0;
-  EXPECT_EQ(Rows(Prune(BuildTopDown(testing::SmallProfile()), options)), (Lines{"<program root>"}));
+  EXPECT_EQ(Rows(Materialize(BuildTopDown(testing::SmallProfile()), options)), (Lines{"<program root>"}));
 }
 
 TEST(Prune, ThresholdHidesRowsBelowPercentOfTotal) {
   ViewOptions options = WorkInclusive();
   options.threshold_percent = 25;  // of 13.5 ms: 3.375 ms
-  EXPECT_EQ(Rows(Prune(BuildTopDown(testing::SmallProfile()), options)),
+  EXPECT_EQ(Rows(Materialize(BuildTopDown(testing::SmallProfile()), options)),
             (Lines{"<program root>", "  main", "    a", "      helper (inline)", "        b", "    [spawn] c"}));
   // Exactly at the threshold is kept: b and the spawned c hold 4 of 14 samples.
   options.metric = 0;
   options.threshold_percent = 100.0 * 4 / 14;
-  EXPECT_EQ(Rows(Prune(BuildTopDown(testing::SmallProfile()), options)),
+  EXPECT_EQ(Rows(Materialize(BuildTopDown(testing::SmallProfile()), options)),
             (Lines{"<program root>", "  main", "    a", "      helper (inline)", "        b", "    [spawn] c"}));
 }
 
@@ -57,7 +58,8 @@ TEST(Prune, BottomUpThresholdUsesExclusive) {
   ViewOptions options = WorkInclusive();
   options.sort_key = SortKey::kExclusive;
   options.threshold_percent = 29;  // 3.915 ms of exclusive work
-  EXPECT_EQ(Rows(Prune(BuildBottomUp(BuildTopDown(testing::SmallProfile())), options)),
+  const RowTree top_down = BuildTopDown(testing::SmallProfile());
+  EXPECT_EQ(Rows(Materialize(BottomUp(top_down), options)),
             (Lines{"<program root>", "  b", "  c", "    [spawn] main"}));
 }
 
@@ -65,51 +67,50 @@ TEST(Prune, HotPathExpandsWhileAChildHoldsHalf) {
   ViewOptions options = WorkInclusive();
   options.hot_path = true;
   // root (13.5) -> main (11.5, hot) -> a 5.5 < 5.75: main's children are shown, none expanded.
-  EXPECT_EQ(Rows(Prune(BuildTopDown(testing::SmallProfile()), options)),
+  EXPECT_EQ(Rows(Materialize(BuildTopDown(testing::SmallProfile()), options)),
             (Lines{"<program root>", "  main", "    a", "    [spawn] c", "    c", "  <partial unwind>"}));
   // Focused on a: a (5.5) -> helper (5.5) -> b (3.5 >= 2.75) -> ?? (0.5 < 1.75).
   auto focused = FocusOn(BuildTopDown(testing::SmallProfile()), "a");
   ASSERT_TRUE(focused.ok());
-  EXPECT_EQ(Rows(Prune(*focused, options)),
+  EXPECT_EQ(Rows(Materialize(*focused, options)),
             (Lines{"a", "  helper (inline)", "    b", "      ?? [libm.so]"}));
 }
 
 TEST(Focus, MergesEveryContextOfTheFunction) {
-  auto focused = FocusOn(BuildTopDown(testing::SmallProfile()), "b");
-  ASSERT_TRUE(focused.ok()) << focused.status().message();
-  const ViewNode& root = focused->nodes[0];
+  auto focused_tree = FocusOn(BuildTopDown(testing::SmallProfile()), "b");
+  ASSERT_TRUE(focused_tree.ok()) << focused_tree.status().message();
+  const ViewTree focused = Materialize(*focused_tree);
+  const ViewNode& root = focused.nodes[0];
   EXPECT_EQ(root.name, "b");
   EXPECT_DOUBLE_EQ(root.inclusive[0], 6);  // 4 under helper + 2 under the partial unwind
   EXPECT_DOUBLE_EQ(root.exclusive[0], 5);
-  EXPECT_DOUBLE_EQ(focused->program_total[0], 14);  // percentages stay of the program
-  EXPECT_EQ(Rows(Prune(*focused, WorkInclusive())), (Lines{"b", "  ?? [libm.so]"}));
+  EXPECT_DOUBLE_EQ(focused.program_total[0], 14);  // percentages stay of the program
+  EXPECT_EQ(Rows(Materialize(*focused_tree, WorkInclusive())), (Lines{"b", "  ?? [libm.so]"}));
   // Both c contexts (spawned and called) merge at the root of the view.
   auto c = FocusOn(BuildTopDown(testing::SmallProfile()), "c");
   ASSERT_TRUE(c.ok());
-  EXPECT_DOUBLE_EQ(c->nodes[0].inclusive[0], 5);
+  EXPECT_DOUBLE_EQ(c->inclusive(0)[0], 5);
 }
 
 TEST(Focus, CountsRecursionOnce) {
   auto focused = FocusOn(BuildTopDown(testing::RecursiveProfile(4)), "f(int)");
   ASSERT_TRUE(focused.ok());
-  EXPECT_DOUBLE_EQ(focused->nodes[0].inclusive[0], 4);
-  EXPECT_EQ(Rows(Prune(*focused, WorkInclusive())), (Lines{"f(int)", "  f(int)", "    f(int)", "      f(int)"}));
+  EXPECT_DOUBLE_EQ(focused->inclusive(0)[0], 4);
+  EXPECT_EQ(Rows(Materialize(*focused, WorkInclusive())), (Lines{"f(int)", "  f(int)", "    f(int)", "      f(int)"}));
 }
 
 TEST(Focus, AcceptsANameWithoutParameters) {
   auto focused = FocusOn(BuildTopDown(testing::RecursiveProfile(2)), "f");
   ASSERT_TRUE(focused.ok()) << focused.status().message();
-  EXPECT_EQ(focused->nodes[0].name, "f(int)");
+  EXPECT_EQ(focused->labels().Name(focused->label(0)), "f(int)");
 }
 
 TEST(Focus, AcceptsANameWithoutQualifiers) {
-  ViewTree tree = BuildTopDown(testing::RecursiveProfile(2));
-  for (ViewNode& node : tree.nodes) {
-    if (node.name == "f(int)") node.name = "(anonymous namespace)::f(int)";
-  }
-  auto focused = FocusOn(tree, "f");
+  profile::Profile p = testing::RecursiveProfile(2);
+  p.mutable_locations(2)->mutable_frames(0)->set_function("(anonymous namespace)::f(int)");
+  auto focused = FocusOn(BuildTopDown(p), "f");
   ASSERT_TRUE(focused.ok()) << focused.status().message();
-  EXPECT_EQ(focused->nodes[0].name, "(anonymous namespace)::f(int)");
+  EXPECT_EQ(focused->labels().Name(focused->label(0)), "(anonymous namespace)::f(int)");
 }
 
 TEST(Focus, ErrorsNameTheProblem) {
@@ -120,11 +121,14 @@ TEST(Focus, ErrorsNameTheProblem) {
   ASSERT_FALSE(similar.ok());
   EXPECT_NE(similar.status().message().find("helper"), std::string::npos);
 
-  ViewTree tree = BuildTopDown(testing::RecursiveProfile(2));
-  ViewNode overload = tree.nodes[1];
-  overload.name = "f(long)";
-  tree.AddChild(0, overload);
-  auto ambiguous = FocusOn(tree, "f");
+  profile::Profile p = testing::RecursiveProfile(2);
+  auto* overload = p.add_locations();
+  *overload = p.locations(2);
+  overload->mutable_frames(0)->set_function("f(long)");
+  auto* node = p.add_nodes();
+  node->set_location(static_cast<uint32_t>(p.locations_size() - 1));
+  node->add_exclusive(1);
+  auto ambiguous = FocusOn(BuildTopDown(p), "f");
   ASSERT_FALSE(ambiguous.ok());
   EXPECT_NE(ambiguous.status().message().find("f(int)"), std::string::npos);
   EXPECT_NE(ambiguous.status().message().find("f(long)"), std::string::npos);
@@ -135,27 +139,26 @@ TEST(Focus, FlatViewRootsAtTheFunctionsLines) {
   ASSERT_TRUE(focused.ok());
   ViewOptions options = WorkInclusive();
   options.sort_key = SortKey::kExclusive;
-  EXPECT_EQ(Rows(Prune(*focused, options)), (Lines{"main", "  prog.c:10", "  prog.c:11"}));
+  EXPECT_EQ(Rows(Materialize(*focused, options)), (Lines{"main", "  prog.c:10", "  prog.c:11"}));
 }
 
 TEST(Metric, DefaultIsWorkElseTheFirst) {
-  ViewTree tree = BuildTopDown(testing::SmallProfile());
-  EXPECT_EQ(*ResolveMetric(tree, ""), 1u);
-  EXPECT_EQ(*ResolveMetric(tree, "samples"), 0u);
-  auto unknown = ResolveMetric(tree, "cycles");
+  const MetricColumns metrics = MetricColumns::Of(testing::SmallProfile());
+  EXPECT_EQ(*ResolveMetric(metrics, ""), 1u);
+  EXPECT_EQ(*ResolveMetric(metrics, "samples"), 0u);
+  auto unknown = ResolveMetric(metrics, "cycles");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("samples, work"), std::string::npos);
-  tree.metrics[1].name = "wall";
-  EXPECT_EQ(*ResolveMetric(tree, ""), 0u);
-  tree.metrics.clear();
-  EXPECT_FALSE(ResolveMetric(tree, "").ok());
+  EXPECT_EQ(*ResolveMetric(MetricColumns::Of({{"samples", "count", ""}, {"wall", "ns", ""}}), ""), 0u);
+  EXPECT_FALSE(ResolveMetric(MetricColumns::Of(std::vector<MetricInfo>{}), "").ok());
 }
 
 TEST(Sorting, TiesBreakByNameSoOutputIsDeterministic) {
   ViewOptions options = WorkInclusive();
   options.sort_key = SortKey::kExclusive;
   options.depth = 1;
-  const Lines rows = Rows(Prune(BuildBottomUp(BuildTopDown(testing::SmallProfile())), options));
+  const RowTree top_down = BuildTopDown(testing::SmallProfile());
+  const Lines rows = Rows(Materialize(BottomUp(top_down), options));
   ASSERT_GE(rows.size(), 3u);
   EXPECT_EQ(rows[1], "  b");  // b and c both hold 5 ms
   EXPECT_EQ(rows[2], "  c");
@@ -166,6 +169,16 @@ TEST(WithoutParameters, StripsParametersAndQualifiers) {
   EXPECT_EQ(WithoutParameters("g(void (*)(int))"), "g");
   EXPECT_EQ(WithoutParameters("main"), "main");
   EXPECT_EQ(WithoutParameters("(anonymous namespace)::h()"), "(anonymous namespace)::h");
+  // Lambdas as c++filt spells them; a call operator without a parameter list keeps its name.
+  EXPECT_EQ(WithoutParameters("(anonymous namespace)::fib(int)::{lambda()#1}::operator()() const"),
+            "(anonymous namespace)::fib(int)::{lambda()#1}::operator()");
+  EXPECT_EQ(WithoutParameters("main::{lambda()#1}::operator()() const::{lambda()}::operator()"),
+            "main::{lambda()#1}::operator()() const::{lambda()}::operator()");
+  // Function templates carry their return type.
+  EXPECT_EQ(WithoutParameters("void cilk::detail::invoke_erased<fib(int)::{lambda()#1}>(void*)"),
+            "cilk::detail::invoke_erased<fib(int)::{lambda()#1}>");
+  EXPECT_EQ(WithoutParameters("int (anonymous namespace)::apply<int>(int)"), "(anonymous namespace)::apply<int>");
+  EXPECT_EQ(WithoutParameters("ns::C::operator new(unsigned long)"), "ns::C::operator new");
 }
 
 TEST(UnqualifiedName, StripsQualifiersOutsideTemplateArguments) {
@@ -173,6 +186,9 @@ TEST(UnqualifiedName, StripsQualifiersOutsideTemplateArguments) {
   EXPECT_EQ(UnqualifiedName("(anonymous namespace)::fib(int)"), "fib");
   EXPECT_EQ(UnqualifiedName("cilk::scope::spawn<ns::g(int)::<lambda()> >"), "spawn<ns::g(int)::<lambda()> >");
   EXPECT_EQ(UnqualifiedName("main"), "main");
+  EXPECT_EQ(UnqualifiedName("void cilk::detail::invoke_erased<fib(int)::{lambda()#1}>(void*)"),
+            "invoke_erased<fib(int)::{lambda()#1}>");
+  EXPECT_EQ(UnqualifiedName("(anonymous namespace)::fib(int)::{lambda()#1}::operator()() const"), "operator()");
 }
 
 }  // namespace

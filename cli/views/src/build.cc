@@ -1,98 +1,37 @@
-// Folding the address-level tree of a profile into the three views (see build.h).
+// Folding the address-level tree of a profile into the top-down and flat trees (build.h).
 #include "cilkprof/views/build.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "cilkprof/views/callsite_columns.h"
-#include "depth_first.h"
 
 namespace cilkprof::views {
 namespace {
 
-using internal::ChildrenOf;
-using internal::DepthFirst;
-
-// One source frame of a profile node, with its load module resolved.
-struct Frame {
-  RowKind kind = RowKind::kContext;  // kContext or kPartialUnwind
-  std::string function;
-  std::string file;           // file of `line`
-  uint32_t line = 0;
-  std::string function_file;  // where the function is defined
-  uint32_t function_line = 0;
-  std::string module;
+// One source frame of a location, as a label.
+struct FrameLabel {
+  LabelId label = 0;
   bool inlined = false;
 };
 
-const std::string& ModulePath(const profile::Profile& profile, uint32_t module) {
-  static const std::string kUnknown;
-  if (module == 0 || module >= static_cast<uint32_t>(profile.modules_size())) return kUnknown;
-  return profile.modules(static_cast<int>(module)).path();
-}
-
-// The frames of profile node `index`, outermost first. Never empty.
-std::vector<Frame> Expand(const profile::Profile& profile, int index) {
-  const auto& node = profile.nodes(index);
-  std::vector<Frame> frames;
-  if (node.kind() == wire::FRAME_PARTIAL_UNWIND) {
-    Frame marker;
-    marker.kind = RowKind::kPartialUnwind;
-    marker.function = kPartialUnwindName;
-    frames.push_back(std::move(marker));
-    return frames;
-  }
-  const bool valid_location =
-      node.location() > 0 && node.location() < static_cast<uint32_t>(profile.locations_size());
-  if (valid_location) {
-    const auto& location = profile.locations(static_cast<int>(node.location()));
-    const std::string& module = ModulePath(profile, location.module());
-    for (const auto& source : location.frames()) {
-      Frame frame;
-      frame.function = source.function().empty() ? "??" : source.function();
-      frame.file = source.file();
-      frame.line = source.line();
-      frame.function_file = source.function_file();
-      frame.function_line = source.function_line();
-      frame.module = module;
-      frame.inlined = source.inlined();
-      frames.push_back(std::move(frame));
+// A profile's stored metric values, padded with zeros (a node's list may be shorter).
+class NodeValues {
+ public:
+  NodeValues(const profile::Profile& profile, size_t metric_count)
+      : profile_(profile), values_(metric_count, 0.0) {}
+  const double* Exclusive(int node) {
+    const auto& exclusive = profile_.nodes(node).exclusive();
+    for (size_t m = 0; m < values_.size(); ++m) {
+      values_[m] = m < static_cast<size_t>(exclusive.size()) ? exclusive[static_cast<int>(m)] : 0.0;
     }
-    if (frames.empty()) {  // the format promises one frame; degrade, do not fail
-      Frame unknown;
-      unknown.function = "??";
-      unknown.module = module;
-      frames.push_back(std::move(unknown));
-    }
-    return frames;
+    return values_.data();
   }
-  Frame unknown;
-  unknown.function = "??";
-  frames.push_back(std::move(unknown));
-  return frames;
-}
 
-void AddValues(std::vector<double>& to, const std::vector<double>& values) {
-  for (size_t m = 0; m < to.size() && m < values.size(); ++m) to[m] += values[m];
-}
-
-std::vector<double> ExclusiveOf(const profile::Node& node, size_t metric_count) {
-  std::vector<double> values(metric_count, 0.0);
-  for (size_t m = 0; m < metric_count && m < static_cast<size_t>(node.exclusive_size()); ++m) {
-    values[m] = node.exclusive(static_cast<int>(m));
-  }
-  return values;
-}
-
-bool AnyNonZero(const std::vector<double>& values) {
-  return std::any_of(values.begin(), values.end(), [](double v) { return v != 0.0; });
-}
-
-ViewTree EmptyTree(const profile::Profile& profile) {
-  ViewTree shape;
-  shape.metrics = MetricsOf(profile);
-  return ViewTree::EmptyLike(shape);
-}
+ private:
+  const profile::Profile& profile_;
+  std::vector<double> values_;
+};
 
 // Parent index of profile node i, clamped so a malformed file cannot loop.
 uint32_t ParentOf(const profile::Profile& profile, int i) {
@@ -100,175 +39,202 @@ uint32_t ParentOf(const profile::Profile& profile, int i) {
   return parent < static_cast<uint32_t>(i) ? parent : 0;
 }
 
-ViewNode ContextRow(const Frame& frame, Edge edge) {
-  ViewNode row;
-  row.kind = frame.kind;
-  row.name = frame.function;
-  row.file = frame.function_file.empty() ? frame.file : frame.function_file;
-  row.line = frame.function_line;
-  row.module = frame.module;
-  row.edge = edge;
-  row.inlined = frame.inlined;
-  return row;
+Edge EdgeOf(const profile::Node& node) { return node.edge() == wire::EDGE_SPAWN ? Edge::kSpawn : Edge::kCall; }
+
+const std::string& ModulePath(const profile::Profile& profile, uint32_t module) {
+  static const std::string kUnknown;
+  if (module == 0 || module >= static_cast<uint32_t>(profile.modules_size())) return kUnknown;
+  return profile.modules(static_cast<int>(module)).path();
 }
 
-Edge EdgeOf(const profile::Node& node) {
-  return node.edge() == wire::EDGE_SPAWN ? Edge::kSpawn : Edge::kCall;
+// The source frames of a location, outermost first, or of the markers: "<partial
+// unwind>", and "??" for a location out of range. Computed once per location.
+class LocationFrames {
+ public:
+  LocationFrames(const profile::Profile& profile, InlineMode mode) : profile_(profile), fold_(mode == InlineMode::kFold) {
+    by_location_.resize(static_cast<size_t>(std::max(profile.locations_size(), 1)));
+  }
+
+  // Frames of a valid location; nullptr entries stand for "??" (no frame recorded).
+  const std::vector<const profile::SourceFrame*>& Frames(uint32_t location) {
+    auto& frames = by_location_[location];
+    if (!frames.empty()) return frames;
+    const auto& source = profile_.locations(static_cast<int>(location)).frames();
+    for (const auto& frame : source) {
+      frames.push_back(&frame);
+      if (fold_) break;  // the outermost frame: the function the others were inlined into
+    }
+    if (frames.empty()) frames.push_back(nullptr);  // the format promises a frame; degrade
+    return frames;
+  }
+
+  bool Valid(uint32_t location) const {
+    return location > 0 && location < static_cast<uint32_t>(profile_.locations_size());
+  }
+
+ private:
+  const profile::Profile& profile_;
+  bool fold_;
+  std::vector<std::vector<const profile::SourceFrame*>> by_location_;
+};
+
+std::string_view FunctionName(const profile::SourceFrame* frame) {
+  return frame == nullptr || frame->function().empty() ? std::string_view("??") : frame->function();
+}
+
+TreeContext ContextOf(const profile::Profile& profile) {
+  TreeContext context;
+  context.metrics = MetricColumns::Of(profile);
+  context.call_sites = std::make_shared<const CallSiteTable>(CallSiteTableOf(profile));
+  return context;
 }
 
 }  // namespace
 
-std::vector<MetricInfo> MetricsOf(const profile::Profile& profile) {
-  std::vector<MetricInfo> metrics;
-  for (const auto& descriptor : profile.metrics()) {
-    metrics.push_back({descriptor.name(), descriptor.unit(), descriptor.description()});
-  }
-  return metrics;
-}
+RowTree BuildTopDown(const profile::Profile& profile, const BuildOptions& options) {
+  TreeContext context = ContextOf(profile);
+  context.sites_topmost_only = true;
+  RowTreeBuilder builder(std::move(context));
+  LabelTable& labels = builder.labels();
+  const size_t metric_count = builder.context().metrics.stored();
+  const int node_count = profile.nodes_size();
+  if (node_count == 0) return builder.Finish(RowTreeBuilder::Inclusive::kFromExclusive);
 
-ViewTree BuildTopDown(const profile::Profile& profile) {
-  ViewTree tree = EmptyTree(profile);
-  tree.call_sites = CallSiteTableOf(profile);
-  tree.call_sites.topmost_only = true;
-  const size_t metric_count = tree.metrics.size();
-  if (profile.nodes_size() == 0) {
-    tree.program_total.assign(metric_count, 0.0);
-    return tree;
-  }
+  LocationFrames frames(profile, options.inline_mode);
+  // Labels per location (outermost first), computed once.
+  std::vector<std::vector<FrameLabel>> location_labels(static_cast<size_t>(std::max(profile.locations_size(), 1)));
+  auto labels_of = [&](uint32_t location) -> const std::vector<FrameLabel>& {
+    auto& out = location_labels[location];
+    if (!out.empty()) return out;
+    const std::string& module = ModulePath(profile, profile.locations(static_cast<int>(location)).module());
+    for (const profile::SourceFrame* frame : frames.Frames(location)) {
+      if (frame == nullptr) {
+        out.push_back({labels.Intern(RowKind::kContext, "??", "", 0, module), false});
+        continue;
+      }
+      const std::string& file = frame->function_file().empty() ? frame->file() : frame->function_file();
+      out.push_back({labels.Intern(RowKind::kContext, FunctionName(frame), file, frame->function_line(), module),
+                     frame->inlined()});
+    }
+    return out;
+  };
+  const FrameLabel partial{labels.Intern(RowKind::kPartialUnwind, kPartialUnwindName, "", 0, ""), false};
+  const FrameLabel unknown{labels.Intern(RowKind::kContext, "??", "", 0, ""), false};
+
   // The call sites of each address node go to the row of its outermost frame (for a
   // spawned strand, the "[spawn] f" row).
-  const std::vector<std::vector<uint32_t>> sites_of = JoinCallSitesToNodes(profile);
-  // Profile node -> the view row of its innermost frame.
-  std::vector<uint32_t> row_of(static_cast<size_t>(profile.nodes_size()), 0);
-  AddValues(tree.nodes[0].exclusive, ExclusiveOf(profile.nodes(0), metric_count));
-  for (int i = 1; i < profile.nodes_size(); ++i) {
-    const auto& node = profile.nodes(i);
+  const NodeSites sites_of = JoinCallSitesToNodes(profile);
+  NodeValues values(profile, metric_count);
+  // Profile node -> the row of its innermost frame.
+  std::vector<uint32_t> row_of(static_cast<size_t>(node_count), 0);
+  builder.AddExclusive(0, values.Exclusive(0));
+  for (int i = 1; i < node_count; ++i) {
+    const profile::Node& node = profile.nodes(i);
     uint32_t row = row_of[ParentOf(profile, i)];
-    const std::vector<Frame> frames = Expand(profile, i);
-    for (size_t f = 0; f < frames.size(); ++f) {
+    const FrameLabel* first = nullptr;
+    size_t count = 1;
+    if (node.kind() == wire::FRAME_PARTIAL_UNWIND) {
+      first = &partial;
+    } else if (frames.Valid(node.location())) {
+      const auto& chain = labels_of(node.location());
+      first = chain.data();
+      count = chain.size();
+    } else {
+      first = &unknown;
+    }
+    for (size_t f = 0; f < count; ++f) {
       // The node's edge is how its outermost frame was entered; inlined frames
       // within one address are calls.
-      const Edge edge = f == 0 ? EdgeOf(node) : Edge::kCall;
-      row = tree.FindOrAddChild(row, ContextRow(frames[f], edge));
-      if (f == 0 && static_cast<size_t>(i) < sites_of.size()) {
-        UniteCallSites(&tree.nodes[row].call_sites, sites_of[static_cast<size_t>(i)]);
-      }
+      row = builder.FindOrAdd(row, first[f].label, f == 0 ? EdgeOf(node) : Edge::kCall, first[f].inlined);
+      if (f == 0) builder.AddSites(row, sites_of[static_cast<size_t>(i)]);
     }
     row_of[static_cast<size_t>(i)] = row;
-    AddValues(tree.nodes[row].exclusive, ExclusiveOf(node, metric_count));
+    builder.AddExclusive(row, values.Exclusive(i));
   }
-  tree.ComputeInclusiveFromExclusive();
-  tree.program_total = tree.nodes[0].inclusive;
-  return tree;
+  return builder.Finish(RowTreeBuilder::Inclusive::kFromExclusive);
 }
 
-ViewTree BuildBottomUp(const ViewTree& top_down) {
-  ViewTree tree = ViewTree::EmptyLike(top_down);
-  // Rows take the call sites of the outermost contexts that reach them (below), as
-  // they take inclusive values: each row shows its own set.
-  tree.call_sites.topmost_only = false;
-  tree.nodes[0].inclusive = top_down.program_total;
-  tree.nodes[0].exclusive = top_down.nodes[0].exclusive;
-  // active[b]: how many contexts on the current top-down path already gave their
-  // inclusive value to bottom-up row b; only the outermost one counts (recursion).
-  std::vector<uint32_t> active;
-  std::vector<std::vector<uint32_t>> rows_of_path;  // bottom-up rows per entered node
-  DepthFirst(
-      ChildrenOf{top_down}, 0,
-      [&](uint32_t n) {
-        if (n == 0) return true;
-        const ViewNode& context = top_down.nodes[n];
-        if (!AnyNonZero(context.inclusive)) return false;
-        std::vector<uint32_t> rows;
-        // A function's own row: how it was entered is below; its call sites are
-        // added below, outermost contexts only.
-        uint32_t row = tree.FindOrAddChildLike(0, context, Edge::kCall);
-        rows.push_back(row);
-        // Its callers, innermost first; each caller row carries the edge by which it
-        // entered the row above it ("[spawn] g" under f: g spawned f), and shows the
-        // function's sites, not its own.
-        for (uint32_t below = n, caller = context.parent; caller != 0;
-             below = caller, caller = top_down.nodes[caller].parent) {
-          row = tree.FindOrAddChildLike(row, top_down.nodes[caller], top_down.nodes[below].edge);
-          rows.push_back(row);
-        }
-        if (active.size() < tree.nodes.size()) active.resize(tree.nodes.size(), 0);
-        for (uint32_t r : rows) {
-          AddValues(tree.nodes[r].exclusive, context.exclusive);
-          if (active[r] == 0) {
-            AddValues(tree.nodes[r].inclusive, context.inclusive);
-            // A recursive context's sites are invocations inside the outer one's.
-            UniteCallSites(&tree.nodes[r].call_sites, context.call_sites);
-          }
-        }
-        for (uint32_t r : rows) ++active[r];
-        rows_of_path.push_back(std::move(rows));
-        return true;
-      },
-      [&](uint32_t n) {
-        if (n == 0) return;
-        for (uint32_t r : rows_of_path.back()) --active[r];
-        rows_of_path.pop_back();
-      });
-  return tree;
-}
-
-ViewTree BuildFlat(const profile::Profile& profile) {
-  ViewTree tree = EmptyTree(profile);
-  tree.call_sites = CallSiteTableOf(profile);
-  const size_t metric_count = tree.metrics.size();
+RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options) {
+  RowTreeBuilder builder(ContextOf(profile));
+  LabelTable& labels = builder.labels();
+  const size_t metric_count = builder.context().metrics.stored();
   const auto node_count = static_cast<size_t>(profile.nodes_size());
-  if (node_count == 0) {
-    tree.program_total.assign(metric_count, 0.0);
-    return tree;
+  if (node_count == 0) return builder.Finish(RowTreeBuilder::Inclusive::kAsAdded);
+
+  // Inclusive values and children of the address-level tree.
+  NodeValues values(profile, metric_count);
+  std::vector<double> inclusive(node_count * metric_count);
+  for (size_t i = 0; i < node_count; ++i) {
+    std::copy_n(values.Exclusive(static_cast<int>(i)), metric_count, &inclusive[i * metric_count]);
   }
-  // Inclusive values of the address-level tree.
-  std::vector<std::vector<double>> inclusive(node_count);
-  std::vector<std::vector<uint32_t>> children(node_count);
-  for (size_t i = 0; i < node_count; ++i) inclusive[i] = ExclusiveOf(profile.nodes(static_cast<int>(i)), metric_count);
+  std::vector<uint32_t> first_child(node_count + 1, 0), children(node_count > 0 ? node_count - 1 : 0);
   for (size_t i = node_count; i-- > 1;) {
     const uint32_t parent = ParentOf(profile, static_cast<int>(i));
-    AddValues(inclusive[parent], inclusive[i]);
-    children[parent].push_back(static_cast<uint32_t>(i));
+    for (size_t m = 0; m < metric_count; ++m) inclusive[parent * metric_count + m] += inclusive[i * metric_count + m];
+    ++first_child[parent + 1];
   }
-  for (auto& kids : children) std::reverse(kids.begin(), kids.end());
-  tree.program_total = inclusive[0];
-  tree.nodes[0].inclusive = inclusive[0];
-  tree.nodes[0].exclusive = ExclusiveOf(profile.nodes(0), metric_count);
+  for (size_t i = 0; i < node_count; ++i) first_child[i + 1] += first_child[i];
+  {
+    std::vector<uint32_t> next(first_child.begin(), first_child.end() - 1);
+    for (size_t i = 1; i < node_count; ++i) children[next[ParentOf(profile, static_cast<int>(i))]++] = static_cast<uint32_t>(i);
+  }
+  builder.AddExclusive(0, values.Exclusive(0));
+  builder.AddInclusive(0, &inclusive[0]);
 
-  // The rows (module, file, function, line) one frame belongs to.
-  auto rows_of_frame = [&](const Frame& frame) {
-    std::vector<uint32_t> rows;
-    if (frame.kind == RowKind::kPartialUnwind) {
-      ViewNode marker;
-      marker.kind = RowKind::kPartialUnwind;
-      marker.name = kPartialUnwindName;
-      rows.push_back(tree.FindOrAddChild(0, marker));
-      return rows;
+  // The rows (module, file, function, line) of one frame.
+  struct FrameRows {
+    uint32_t rows[4];
+  };
+  auto rows_of_frame = [&](const profile::SourceFrame* frame, const std::string& module) {
+    const std::string_view function = FunctionName(frame);
+    const std::string_view line_file = frame != nullptr ? std::string_view(frame->file()) : std::string_view();
+    const uint32_t function_line = frame != nullptr ? frame->function_line() : 0;
+    const uint32_t line = frame != nullptr ? frame->line() : 0;
+    const bool inlined = frame != nullptr && frame->inlined();
+    FrameRows out{};
+    out.rows[0] = builder.FindOrAdd(
+        0, labels.Intern(RowKind::kModule, module.empty() ? "<unknown module>" : std::string_view(module), "", 0, module),
+        Edge::kCall, false);
+    out.rows[1] = builder.FindOrAdd(
+        out.rows[0],
+        labels.Intern(RowKind::kFile, line_file.empty() ? "<unknown file>" : line_file, line_file, 0, module),
+        Edge::kCall, false);
+    out.rows[2] = builder.FindOrAdd(out.rows[1],
+                                    labels.Intern(RowKind::kFunction, function, line_file, function_line, module),
+                                    Edge::kCall, inlined);
+    out.rows[3] = builder.FindOrAdd(out.rows[2], labels.Intern(RowKind::kLine, function, line_file, line, module),
+                                    Edge::kCall, inlined);
+    return out;
+  };
+
+  LocationFrames frames(profile, options.inline_mode);
+  // The rows of every frame of a location, outermost first; computed once per location.
+  std::vector<std::vector<uint32_t>> location_rows(static_cast<size_t>(std::max(profile.locations_size(), 1)));
+  std::vector<uint32_t> partial_rows, unknown_rows;
+  auto rows_of_node = [&](size_t n) -> const std::vector<uint32_t>& {
+    const profile::Node& node = profile.nodes(static_cast<int>(n));
+    if (node.kind() == wire::FRAME_PARTIAL_UNWIND) {
+      if (partial_rows.empty()) {
+        partial_rows.push_back(builder.FindOrAdd(0, labels.Intern(RowKind::kPartialUnwind, kPartialUnwindName, "", 0, ""),
+                                                 Edge::kCall, false));
+      }
+      return partial_rows;
     }
-    ViewNode module_row;
-    module_row.kind = RowKind::kModule;
-    module_row.name = frame.module.empty() ? "<unknown module>" : frame.module;
-    module_row.module = frame.module;
-    rows.push_back(tree.FindOrAddChild(0, module_row));
-    ViewNode file_row;
-    file_row.kind = RowKind::kFile;
-    file_row.name = frame.file.empty() ? "<unknown file>" : frame.file;
-    file_row.file = frame.file;
-    file_row.module = frame.module;
-    rows.push_back(tree.FindOrAddChild(rows.back(), file_row));
-    ViewNode function_row;
-    function_row.kind = RowKind::kFunction;
-    function_row.name = frame.function;
-    function_row.file = frame.file;
-    function_row.line = frame.function_line;
-    function_row.module = frame.module;
-    function_row.inlined = frame.inlined;
-    rows.push_back(tree.FindOrAddChild(rows.back(), function_row));
-    ViewNode line_row = function_row;
-    line_row.kind = RowKind::kLine;
-    line_row.line = frame.line;
-    rows.push_back(tree.FindOrAddChild(rows.back(), line_row));
+    if (!frames.Valid(node.location())) {
+      if (unknown_rows.empty()) {
+        const FrameRows r = rows_of_frame(nullptr, "");
+        unknown_rows.assign(std::begin(r.rows), std::end(r.rows));
+      }
+      return unknown_rows;
+    }
+    auto& rows = location_rows[node.location()];
+    if (rows.empty()) {
+      const std::string& module = ModulePath(profile, profile.locations(static_cast<int>(node.location())).module());
+      for (const profile::SourceFrame* frame : frames.Frames(node.location())) {
+        const FrameRows r = rows_of_frame(frame, module);
+        rows.insert(rows.end(), std::begin(r.rows), std::end(r.rows));
+      }
+    }
     return rows;
   };
 
@@ -276,75 +242,77 @@ ViewTree BuildFlat(const profile::Profile& profile) {
   // line; created when no sample fell on it), from the outermost address node they
   // joined on each path: a site under an enclosing node that already gave that line
   // its sites is a nested (recursive) invocation of code the outer one covers.
-  const std::vector<std::vector<uint32_t>> sites_of = JoinCallSitesToNodes(profile);
-  std::vector<int64_t> line_row_of_site(tree.call_sites.sites.size(), -2);  // -2: not yet known
+  const NodeSites sites_of = JoinCallSitesToNodes(profile);
+  std::vector<int64_t> line_row_of_site(builder.context().call_sites->sites.size(), -2);  // -2: not yet known
   auto site_line_row = [&](uint32_t site) -> int64_t {
     if (site >= line_row_of_site.size()) return -1;
     if (line_row_of_site[site] != -2) return line_row_of_site[site];
     int64_t row = -1;
     if (const profile::SourceFrame* at = CallSiteUserFrame(profile, site)) {
       const uint32_t location = profile.workspan().call_sites(static_cast<int>(site)).location();
-      Frame frame;
-      frame.function = at->function().empty() ? "??" : at->function();
-      frame.file = at->file();
-      frame.line = at->line();
-      frame.function_file = at->function_file();
-      frame.function_line = at->function_line();
-      frame.module = ModulePath(profile, profile.locations(static_cast<int>(location)).module());
-      frame.inlined = at->inlined();
-      row = rows_of_frame(frame).back();
+      row = rows_of_frame(at, ModulePath(profile, profile.locations(static_cast<int>(location)).module())).rows[3];
     }
     line_row_of_site[site] = row;
     return row;
   };
 
-  std::vector<uint32_t> active;
-  std::vector<uint32_t> site_active;  // per row: enclosing nodes on the path that gave it sites
-  std::vector<std::vector<uint32_t>> rows_of_path;
-  std::vector<std::vector<uint32_t>> site_rows_of_path;
-  DepthFirst(
-      children, 0,
-      [&](uint32_t n) {
-        if (n == 0) return true;
-        if (!AnyNonZero(inclusive[n])) return false;
-        std::vector<uint32_t> site_rows;
-        for (uint32_t site : sites_of[n]) {
-          const int64_t row = site_line_row(site);
-          if (row < 0) continue;
-          const auto r = static_cast<uint32_t>(row);
-          if (site_active.size() < tree.nodes.size()) site_active.resize(tree.nodes.size(), 0);
-          if (site_active[r] == 0) UniteCallSites(&tree.nodes[r].call_sites, {site});
-          site_rows.push_back(r);
-        }
-        std::sort(site_rows.begin(), site_rows.end());
-        site_rows.erase(std::unique(site_rows.begin(), site_rows.end()), site_rows.end());
-        for (uint32_t r : site_rows) ++site_active[r];
-        site_rows_of_path.push_back(std::move(site_rows));
-        const std::vector<Frame> frames = Expand(profile, static_cast<int>(n));
-        std::vector<uint32_t> rows;
-        std::vector<uint32_t> innermost;
-        for (const Frame& frame : frames) {
-          innermost = rows_of_frame(frame);
-          rows.insert(rows.end(), innermost.begin(), innermost.end());
-        }
-        if (active.size() < tree.nodes.size()) active.resize(tree.nodes.size(), 0);
-        const std::vector<double> exclusive = ExclusiveOf(profile.nodes(static_cast<int>(n)), metric_count);
-        for (uint32_t r : innermost) AddValues(tree.nodes[r].exclusive, exclusive);
-        for (uint32_t r : rows) {
-          if (active[r] == 0) AddValues(tree.nodes[r].inclusive, inclusive[n]);
-          ++active[r];
-        }
-        rows_of_path.push_back(std::move(rows));
-        return true;
-      },
-      [&](uint32_t n) {
-        if (n == 0) return;
-        for (uint32_t r : rows_of_path.back()) --active[r];
-        rows_of_path.pop_back();
-        for (uint32_t r : site_rows_of_path.back()) --site_active[r];
-        site_rows_of_path.pop_back();
-      });
-  return tree;
+  // Depth-first over the address-level tree; active[r] counts the nodes on the path
+  // that already gave row r their inclusive value (only the outermost counts).
+  std::vector<uint32_t> active, site_active;
+  struct Visit {
+    uint32_t node;
+    uint32_t next_child;
+    std::vector<uint32_t> site_rows;
+  };
+  std::vector<Visit> stack;
+  const uint32_t root_children_begin = first_child[0], root_children_end = first_child[1];
+  auto enter = [&](uint32_t n) -> bool {
+    const double* incl = &inclusive[size_t{n} * metric_count];
+    if (std::all_of(incl, incl + metric_count, [](double v) { return v == 0.0; })) return false;
+    // Rows first (they may be created here), then the counters sized for them.
+    for (uint32_t site : sites_of[n]) site_line_row(site);
+    const std::vector<uint32_t>& rows = rows_of_node(n);
+    active.resize(builder.size(), 0);
+    site_active.resize(builder.size(), 0);
+    std::vector<uint32_t> site_rows;
+    for (uint32_t site : sites_of[n]) {
+      const int64_t row = site_line_row(site);
+      if (row < 0) continue;
+      const auto r = static_cast<uint32_t>(row);
+      if (site_active[r] == 0) builder.AddSites(r, std::span<const uint32_t>(&site, 1));
+      site_rows.push_back(r);
+    }
+    std::sort(site_rows.begin(), site_rows.end());
+    site_rows.erase(std::unique(site_rows.begin(), site_rows.end()), site_rows.end());
+    for (uint32_t r : site_rows) ++site_active[r];
+    const double* exclusive = values.Exclusive(static_cast<int>(n));
+    // The innermost frame's rows (the last four, or the one marker row) take the exclusive value.
+    const size_t innermost = rows.size() >= 4 ? rows.size() - 4 : 0;
+    for (size_t k = innermost; k < rows.size(); ++k) builder.AddExclusive(rows[k], exclusive);
+    for (uint32_t r : rows) {
+      if (active[r]++ == 0) builder.AddInclusive(r, incl);
+    }
+    stack.push_back({n, first_child[n], std::move(site_rows)});
+    return true;
+  };
+  auto leave = [&]() {
+    const Visit& visit = stack.back();
+    for (uint32_t r : rows_of_node(visit.node)) --active[r];
+    for (uint32_t r : visit.site_rows) --site_active[r];
+    stack.pop_back();
+  };
+  for (uint32_t c = root_children_begin; c < root_children_end; ++c) {
+    if (!enter(children[c])) continue;
+    while (!stack.empty()) {
+      Visit& top = stack.back();
+      if (top.next_child < first_child[top.node + 1]) {
+        enter(children[top.next_child++]);
+      } else {
+        leave();
+      }
+    }
+  }
+  return builder.Finish(RowTreeBuilder::Inclusive::kAsAdded);
 }
 
 }  // namespace cilkprof::views

@@ -1,7 +1,6 @@
 // Joining the work/span call-site table to the address-level tree (callsite_columns.h).
 #include "cilkprof/views/callsite_columns.h"
 #include "cilkprof/views/workspan.h"
-#include "depth_first.h"
 
 #include <algorithm>
 #include <map>
@@ -80,7 +79,6 @@ CallSiteTable CallSiteTableOf(const profile::Profile& p) {
   table.present = true;
   table.unit = ws.unit().empty() ? "ns" : ws.unit();
   table.program_span = static_cast<double>(ws.span());
-  table.topmost_only = false;
   for (const profile::CallSite& c : ws.call_sites()) {
     CallSiteFigures f;
     f.work_on_work = static_cast<double>(c.work_on_work());
@@ -98,18 +96,10 @@ const profile::SourceFrame* CallSiteUserFrame(const profile::Profile& p, uint32_
   return UserFrameAt(p, location);  // the frame `view callsites` shows (workspan.h)
 }
 
-void UniteCallSites(std::vector<uint32_t>* to, const std::vector<uint32_t>& from) {
-  if (from.empty()) return;
-  std::vector<uint32_t> merged;
-  merged.reserve(to->size() + from.size());
-  std::set_union(to->begin(), to->end(), from.begin(), from.end(), std::back_inserter(merged));
-  to->swap(merged);
-}
-
-std::vector<std::vector<uint32_t>> JoinCallSitesToNodes(const profile::Profile& p) {
+NodeSites JoinCallSitesToNodes(const profile::Profile& p) {
+  NodeSites result;
   const auto node_count = static_cast<size_t>(p.nodes_size());
-  std::vector<std::vector<uint32_t>> joined(node_count);
-  if (!p.has_workspan() || node_count == 0) return joined;
+  if (!p.has_workspan() || node_count == 0) return result;
   const profile::WorkSpan& ws = p.workspan();
 
   Interner<AddressKey> addresses;
@@ -145,13 +135,20 @@ std::vector<std::vector<uint32_t>> JoinCallSitesToNodes(const profile::Profile& 
     call_sites_of[functions.Id(*callee)][context].push_back(static_cast<uint32_t>(s));
   }
 
-  // Per node: its interned address and function (-1 when unknown or not a site's).
+  // Per location (there are far fewer than nodes): its interned address and function
+  // (-1 when unknown or not a site's); then per node by its location.
+  const auto location_count = static_cast<size_t>(p.locations_size());
+  std::vector<int> location_address(location_count, -1), location_function(location_count, -1);
+  for (size_t l = 1; l < location_count; ++l) {
+    if (auto address = AddressOf(p, static_cast<uint32_t>(l))) location_address[l] = addresses.Find(*address);
+    if (auto function = FunctionOf(p, static_cast<uint32_t>(l))) location_function[l] = functions.Find(*function);
+  }
   std::vector<int> address_of(node_count, -1), function_of(node_count, -1);
   for (size_t i = 1; i < node_count; ++i) {
     const profile::Node& node = p.nodes(static_cast<int>(i));
-    if (node.kind() != wire::FRAME_PC) continue;
-    if (auto address = AddressOf(p, node.location())) address_of[i] = addresses.Find(*address);
-    if (auto function = FunctionOf(p, node.location())) function_of[i] = functions.Find(*function);
+    if (node.kind() != wire::FRAME_PC || node.location() == 0 || node.location() >= location_count) continue;
+    address_of[i] = location_address[node.location()];
+    function_of[i] = location_function[node.location()];
   }
   auto holds_scope = [&](size_t node) {
     return function_of[node] >= 0 && call_sites_of.count(function_of[node]) > 0;
@@ -178,8 +175,10 @@ std::vector<std::vector<uint32_t>> JoinCallSitesToNodes(const profile::Profile& 
     }
   }
 
+  result.offsets_.assign(node_count + 1, 0);
+  std::vector<uint32_t> sites;
   for (size_t n = 1; n < node_count; ++n) {
-    std::vector<uint32_t>& sites = joined[n];
+    sites.clear();
     const profile::Node& node = p.nodes(static_cast<int>(n));
     const size_t parent = ParentOf(p, static_cast<int>(n));
     // A spawned strand hangs under its spawn point.
@@ -208,48 +207,28 @@ std::vector<std::vector<uint32_t>> JoinCallSitesToNodes(const profile::Profile& 
     }
     std::sort(sites.begin(), sites.end());
     sites.erase(std::unique(sites.begin(), sites.end()), sites.end());
+    result.ids_.insert(result.ids_.end(), sites.begin(), sites.end());
+    result.offsets_[n + 1] = static_cast<uint32_t>(result.ids_.size());
   }
-  return joined;
+  return result;
 }
 
-std::vector<std::optional<CallSiteCell>> CallSiteCells(const ViewTree& tree) {
-  std::vector<std::optional<CallSiteCell>> cells(tree.nodes.size());
-  const CallSiteTable& table = tree.call_sites;
-  if (!table.present || tree.nodes.empty()) return cells;
-  // Under topmost_only, active[s] counts the ancestors of the row being visited that
-  // carry site s; a depth-first walk keeps it exact without per-row sets.
-  std::vector<uint32_t> active(table.sites.size(), 0);
-  auto enter = [&](uint32_t n) {
-    const ViewNode& node = tree.nodes[n];
-    CallSiteCell cell;
-    bool any = false;
-    for (uint32_t s : node.call_sites) {
-      if (s >= table.sites.size()) continue;
-      if (table.topmost_only && active[s] > 0) continue;
-      const CallSiteFigures& f = table.sites[s];
-      cell.work += f.work_on_work;
-      cell.span += f.span_on_work;
-      cell.span_on_span += f.span_on_span;
-      cell.count += f.count;
-      any = true;
-    }
-    if (any) {
-      if (cell.span > 0) cell.parallelism = cell.work / cell.span;
-      cell.span_percent = table.program_span > 0 ? 100.0 * cell.span_on_span / table.program_span : 0.0;
-      cells[n] = cell;
-    }
-    for (uint32_t s : node.call_sites) {
-      if (s < active.size()) ++active[s];
-    }
-    return true;
-  };
-  auto leave = [&](uint32_t n) {
-    for (uint32_t s : tree.nodes[n].call_sites) {
-      if (s < active.size()) --active[s];
-    }
-  };
-  internal::DepthFirst(internal::ChildrenOf{tree}, 0, enter, leave);
-  return cells;
+std::optional<CallSiteCell> CellOf(const CallSiteTable& table, std::span<const uint32_t> sites) {
+  CallSiteCell cell;
+  bool any = false;
+  for (uint32_t s : sites) {
+    if (s >= table.sites.size()) continue;
+    const CallSiteFigures& f = table.sites[s];
+    cell.work += f.work_on_work;
+    cell.span += f.span_on_work;
+    cell.span_on_span += f.span_on_span;
+    cell.count += f.count;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  if (cell.span > 0) cell.parallelism = cell.work / cell.span;
+  cell.span_percent = table.program_span > 0 ? 100.0 * cell.span_on_span / table.program_span : 0.0;
+  return cell;
 }
 
 }  // namespace cilkprof::views

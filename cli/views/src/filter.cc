@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
-#include <tuple>
 #include <utility>
-
-#include "cilkprof/views/callsite_columns.h"
 
 namespace cilkprof::views {
 namespace {
 
-bool IsFunctionRow(const ViewNode& node) {
-  return node.kind == RowKind::kContext || node.kind == RowKind::kFunction ||
-         node.kind == RowKind::kPartialUnwind;
+bool IsFunctionKind(RowKind kind) {
+  return kind == RowKind::kContext || kind == RowKind::kFunction || kind == RowKind::kPartialUnwind;
 }
 
 std::string Lowercase(std::string text) {
@@ -21,53 +17,29 @@ std::string Lowercase(std::string text) {
   return text;
 }
 
-// Outermost rows satisfying `match`: their subtrees are not searched further, so a
-// recursive function contributes its outermost contexts only.
-template <typename Match>
-std::vector<uint32_t> OutermostMatches(const ViewTree& tree, Match match) {
-  std::vector<uint32_t> found;
-  std::vector<uint32_t> stack{0};
-  while (!stack.empty()) {
-    const uint32_t n = stack.back();
-    stack.pop_back();
-    if (n != 0 && match(tree.nodes[n])) {
-      found.push_back(n);
-      continue;
-    }
-    const auto& kids = tree.nodes[n].children;
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-  }
-  return found;
+}  // namespace
+
+namespace {
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-void Add(std::vector<double>& to, const std::vector<double>& from) {
-  for (size_t m = 0; m < to.size() && m < from.size(); ++m) to[m] += from[m];
-}
-
-// Adds the subtree below `src_node` of `src` into `dst` below `dst_node`.
-void MergeChildren(const ViewTree& src, uint32_t src_node, ViewTree& dst, uint32_t dst_node) {
-  std::vector<std::pair<uint32_t, uint32_t>> stack{{src_node, dst_node}};
-  while (!stack.empty()) {
-    auto [from, to] = stack.back();
-    stack.pop_back();
-    for (uint32_t child : src.nodes[from].children) {
-      const uint32_t merged = dst.FindOrAddChild(to, src.nodes[child]);
-      Add(dst.nodes[merged].inclusive, src.nodes[child].inclusive);
-      Add(dst.nodes[merged].exclusive, src.nodes[child].exclusive);
-      // A site reached through several merged contexts is still one site.
-      UniteCallSites(&dst.nodes[merged].call_sites, src.nodes[child].call_sites);
-      stack.push_back({child, merged});
-    }
+// Drops a return type in front of the name ("void ns::f<int>" -> "ns::f<int>"): the
+// demangler spells it for function templates. A space outside template arguments and
+// parentheses separates it; "operator new" and the like keep theirs.
+std::string WithoutReturnType(const std::string& name) {
+  int depth = 0;
+  size_t cut = std::string::npos;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<' || c == '(' || c == '{' || c == '[') ++depth;
+    if ((c == '>' || c == ')' || c == '}' || c == ']') && depth > 0) --depth;
+    // "f() const::{lambda()}": a qualifier of an enclosing function, not a return type.
+    const bool after_parameters = i > 0 && name[i - 1] == ')';
+    if (c == ' ' && depth == 0 && !after_parameters && !EndsWith(name.substr(0, i), "operator")) cut = i;
   }
-}
-
-double SortValue(const ViewTree& tree, uint32_t n, const ViewOptions& options) {
-  const ViewNode& node = tree.nodes[n];
-  if (n == 0 && node.kind == RowKind::kRoot) {
-    return options.metric < tree.program_total.size() ? tree.program_total[options.metric] : 0.0;
-  }
-  const auto& values = options.sort_key == SortKey::kInclusive ? node.inclusive : node.exclusive;
-  return options.metric < values.size() ? values[options.metric] : 0.0;
+  return cut == std::string::npos ? name : name.substr(cut + 1);
 }
 
 }  // namespace
@@ -79,18 +51,21 @@ std::string WithoutParameters(const std::string& function) {
     stripped = false;
     for (const char* suffix : {" const", " volatile", " &&", " &", "&&", "&"}) {
       const std::string s = suffix;
-      if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+      if (name.size() > s.size() && EndsWith(name, s)) {
         name.resize(name.size() - s.size());
         stripped = true;
       }
     }
   }
-  if (name.empty() || name.back() != ')') return name;
+  if (name.empty() || name.back() != ')') return WithoutReturnType(name);
   int depth = 0;
   for (size_t i = name.size(); i-- > 0;) {
     if (name[i] == ')') ++depth;
     if (name[i] == '(' && --depth == 0) {
-      return i == 0 ? function : name.substr(0, i);
+      if (i == 0) return function;
+      // "X::operator()" without a parameter list: the parentheses are the name's own.
+      if (i + 2 == name.size() && EndsWith(name.substr(0, i), "operator")) return WithoutReturnType(name);
+      return WithoutReturnType(name.substr(0, i));
     }
   }
   return function;
@@ -110,129 +85,98 @@ std::string UnqualifiedName(const std::string& function) {
   return name;
 }
 
-Result<size_t> ResolveMetric(const ViewTree& tree, const std::string& name) {
-  if (tree.metrics.empty()) {
-    return Status::Error("the profile has no metrics: it holds no samples to show");
+Result<std::vector<LabelId>> MatchFunction(const LabelTable& labels, std::span<const LabelId> candidates,
+                                           const std::string& function) {
+  std::vector<LabelId> functions;
+  for (LabelId l : candidates) {
+    if (IsFunctionKind(labels[l].kind)) functions.push_back(l);
   }
-  const std::string wanted = name.empty() ? "work" : name;
-  for (size_t m = 0; m < tree.metrics.size(); ++m) {
-    if (tree.metrics[m].name == wanted) return m;
+  std::vector<LabelId> matches;
+  for (LabelId l : functions) {
+    if (labels.Name(l) == function) matches.push_back(l);
   }
-  if (name.empty()) return size_t{0};
-  std::string known;
-  for (const auto& metric : tree.metrics) known += (known.empty() ? "" : ", ") + metric.name;
-  return Status::Error("unknown metric '" + name + "'; this profile has: " + known);
-}
-
-Result<ViewTree> FocusOn(const ViewTree& tree, const std::string& function) {
-  std::vector<uint32_t> matches = OutermostMatches(
-      tree, [&](const ViewNode& n) { return IsFunctionRow(n) && n.name == function; });
   // Shorter spellings, most specific first: without the parameter list ("ns::f" for
   // "ns::f(int)"), then without the qualifiers too ("fib" for
   // "(anonymous namespace)::fib(int)"). A short name standing for several functions
   // is an error that lists them.
   for (auto shorten : {&WithoutParameters, &UnqualifiedName}) {
     if (!matches.empty()) break;
-    matches = OutermostMatches(tree, [&](const ViewNode& n) {
-      return IsFunctionRow(n) && shorten(n.name) == function;
-    });
     std::set<std::string> distinct;
-    for (uint32_t m : matches) distinct.insert(tree.nodes[m].name);
+    for (LabelId l : functions) {
+      if (shorten(labels.Name(l)) == function) {
+        matches.push_back(l);
+        distinct.insert(labels.Name(l));
+      }
+    }
     if (distinct.size() > 1) {
       std::string list;
       for (const auto& name : distinct) list += "\n  " + name;
       return Status::Error("--focus '" + function + "' matches several functions; give one full name:" + list);
     }
   }
-  if (matches.empty()) {
-    std::set<std::string> similar;
-    const std::string needle = Lowercase(function);
-    for (const auto& node : tree.nodes) {
-      if (IsFunctionRow(node) && Lowercase(node.name).find(needle) != std::string::npos) similar.insert(node.name);
-    }
-    std::string message = "--focus: no function named '" + function + "' in this profile";
-    if (!similar.empty()) {
-      message += "; similar names:";
-      size_t shown = 0;
-      for (const auto& name : similar) {
-        if (shown++ == 8) { message += "\n  ..."; break; }
-        message += "\n  " + name;
+  if (!matches.empty()) return matches;
+  std::set<std::string> similar;
+  const std::string needle = Lowercase(function);
+  for (LabelId l : functions) {
+    if (Lowercase(labels.Name(l)).find(needle) != std::string::npos) similar.insert(labels.Name(l));
+  }
+  std::string message = "--focus: no function named '" + function + "' in this profile";
+  if (!similar.empty()) {
+    message += "; similar names:";
+    size_t shown = 0;
+    for (const auto& name : similar) {
+      if (shown++ == 8) {
+        message += "\n  ...";
+        break;
       }
-    } else {
-      message += " (see the names in 'cilkprof view bottom-up')";
+      message += "\n  " + name;
     }
-    return Status::Error(message);
+  } else {
+    message += " (see the names in 'cilkprof view bottom-up')";
   }
-  ViewTree focused = ViewTree::EmptyLike(tree);
-  ViewNode& root = focused.nodes[0];
-  const ViewNode& first = tree.nodes[matches.front()];
-  root.kind = first.kind;
-  root.name = first.name;
-  root.file = first.file;
-  root.line = first.line;
-  root.module = first.module;
-  root.inlined = first.inlined;
-  for (uint32_t m : matches) {
-    UniteCallSites(&focused.nodes[0].call_sites, tree.nodes[m].call_sites);
-    Add(focused.nodes[0].inclusive, tree.nodes[m].inclusive);
-    Add(focused.nodes[0].exclusive, tree.nodes[m].exclusive);
-    MergeChildren(tree, m, focused, 0);
-  }
-  return focused;
+  return Status::Error(message);
 }
 
-ViewTree Prune(const ViewTree& tree, const ViewOptions& options) {
-  ViewTree pruned = ViewTree::EmptyLike(tree);
-  ViewNode root = tree.nodes[0];
-  root.children.clear();
-  pruned.nodes[0] = root;
-
-  const double total =
-      options.metric < tree.program_total.size() ? tree.program_total[options.metric] : 0.0;
-  // A row exactly at the threshold stays, even when PCT/100 * total rounds up a little.
-  const double threshold = options.threshold_percent / 100.0 * total * (1 - 1e-9);
-
-  auto sorted_children = [&](uint32_t n) {
-    std::vector<uint32_t> kids = tree.nodes[n].children;
-    std::sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) {
-      const double va = SortValue(tree, a, options);
-      const double vb = SortValue(tree, b, options);
-      if (va != vb) return va > vb;
-      const ViewNode& x = tree.nodes[a];
-      const ViewNode& y = tree.nodes[b];
-      return std::tie(x.name, x.file, x.line, x.module, x.edge, x.kind) <
-             std::tie(y.name, y.file, y.line, y.module, y.edge, y.kind);
-    });
-    return kids;
-  };
-
-  struct Pending {
-    uint32_t source;
-    uint32_t target;
-    uint32_t depth;
-    bool hot;  // on the hot path (only meaningful with options.hot_path)
-  };
-  std::vector<Pending> stack{{0, 0, 0, true}};
-  while (!stack.empty()) {
-    const Pending at = stack.back();
-    stack.pop_back();
-    if (options.depth && at.depth >= *options.depth) continue;
-    if (options.hot_path && !at.hot) continue;
-    const double parent_value = SortValue(tree, at.source, options);
-    std::vector<Pending> next;
-    for (uint32_t child : sorted_children(at.source)) {
-      const double value = SortValue(tree, child, options);
-      if (value < threshold) continue;
-      ViewNode copy = tree.nodes[child];
-      const uint32_t target = pruned.AddChild(at.target, copy);
-      pruned.nodes[target].inclusive = copy.inclusive;
-      pruned.nodes[target].exclusive = copy.exclusive;
-      const bool hot = value > 0 && value >= 0.5 * parent_value;
-      next.push_back({child, target, at.depth + 1, hot});
-    }
-    for (auto it = next.rbegin(); it != next.rend(); ++it) stack.push_back(*it);
+Result<RowTree> FocusOn(const RowTree& tree, const std::string& function) {
+  // The labels the tree's rows use.
+  std::vector<bool> used(tree.labels().size(), false);
+  for (uint32_t n = 1; n < tree.size(); ++n) used[tree.label(n)] = true;
+  std::vector<LabelId> candidates;
+  for (LabelId l = 0; l < used.size(); ++l) {
+    if (used[l]) candidates.push_back(l);
   }
-  return pruned;
+  auto matched = MatchFunction(tree.labels(), candidates, function);
+  if (!matched.ok()) return matched.status();
+  std::vector<bool> wanted(tree.labels().size(), false);
+  for (LabelId l : *matched) wanted[l] = true;
+  // The outermost rows of those functions: their subtrees are not searched further,
+  // so a recursive function contributes its outermost contexts only.
+  std::vector<uint32_t> outermost;
+  for (uint32_t n = 1; n < tree.size();) {
+    if (wanted[tree.label(n)]) {
+      outermost.push_back(n);
+      n = tree.end(n);
+    } else {
+      ++n;
+    }
+  }
+  RowTreeBuilder builder(tree.context(), tree.label(outermost.front()));
+  builder.SetInlined(0, tree.inlined(outermost.front()));
+  std::vector<uint32_t> mapped;  // row of the subtree -> row of the focused tree
+  for (uint32_t m : outermost) {
+    builder.AddInclusive(0, tree.inclusive(m));
+    builder.AddExclusive(0, tree.exclusive(m));
+    builder.AddSites(0, tree.sites(m));  // a site reached through several contexts is still one site
+    mapped.assign(tree.end(m) - m, 0);
+    for (uint32_t d = m + 1; d < tree.end(m); ++d) {
+      const uint32_t row = builder.FindOrAdd(mapped[tree.parent(d) - m], tree.label(d), tree.edge(d), tree.inlined(d));
+      mapped[d - m] = row;
+      builder.AddInclusive(row, tree.inclusive(d));
+      builder.AddExclusive(row, tree.exclusive(d));
+      builder.AddSites(row, tree.sites(d));
+    }
+  }
+  return builder.Finish(RowTreeBuilder::Inclusive::kAsAdded);
 }
 
 }  // namespace cilkprof::views

@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include <tuple>
+
 #include "cilkprof/views/blame_metrics.h"
+#include "cilkprof/views/bottom_up.h"
 #include "cilkprof/views/build.h"
-#include "cilkprof/views/filter.h"
-#include "cilkprof/views/render.h"
 #include "cilkprof/views/units.h"
+#include "cilkprof/views/walk.h"
 
 namespace cilkprof::views {
 namespace {
@@ -20,22 +22,26 @@ std::string Percent(double fraction, int decimals) {
   return buffer;
 }
 
-size_t MetricIndex(const ViewTree& tree, const char* name) {
-  for (size_t m = 0; m < tree.metrics.size(); ++m) {
-    if (tree.metrics[m].name == name) return m;
+bool AnyBlameSignal(const profile::Profile& profile, const MetricColumns& metrics, const std::vector<double>& totals) {
+  if (profile.has_workspan()) return true;
+  const auto& t = profile.totals();
+  if (t.idle_samples() > 0 || t.overhead_samples() > 0 || t.probe_samples() > 0) return true;
+  for (const char* name : {"idleness", "overhead", "probe"}) {
+    const size_t m = metrics.Find(name);
+    if (m < totals.size() && totals[m] != 0) return true;
   }
-  return tree.metrics.size();
+  return false;
 }
 
 // Whole-program blame and the functions with the most effort, each interpreted.
-void SummarizeBlame(const profile::Profile& profile, const ViewTree& top_down, size_t top, BlameSummary* out) {
-  if (!HasBlameMetrics(top_down)) return;
+void SummarizeBlame(const profile::Profile& profile, const MetricColumns& metrics, const std::vector<double>& total,
+                    const std::vector<BottomUp::Row>& functions, const LabelTable& labels, size_t top,
+                    BlameSummary* out) {
+  if (!metrics.has_blame() || !AnyBlameSignal(profile, metrics, total)) return;
   out->present = true;
-  const size_t work = MetricIndex(top_down, "work"), idleness = MetricIndex(top_down, "idleness"),
-               overhead = MetricIndex(top_down, "overhead"), effort = MetricIndex(top_down, kEffortMetric),
-               idle_pct = MetricIndex(top_down, kIdlenessPercentMetric),
-               overhead_pct = MetricIndex(top_down, kOverheadPercentMetric);
-  const auto& total = top_down.program_total;
+  const size_t work = metrics.Find("work"), idleness = metrics.Find("idleness"), overhead = metrics.Find("overhead"),
+               effort = metrics.Find(kEffortMetric), idle_pct = metrics.Find(kIdlenessPercentMetric),
+               overhead_pct = metrics.Find(kOverheadPercentMetric);
   out->work = total[work];
   out->idleness = total[idleness];
   out->overhead = total[overhead];
@@ -47,46 +53,84 @@ void SummarizeBlame(const profile::Profile& profile, const ViewTree& top_down, s
   out->idle_ns = static_cast<double>(totals.idle_ns());
   out->overhead_samples = totals.overhead_samples();
   out->unattributed_overhead = totals.unattributed_overhead();
+  out->clock = profile.process().clock();
   if (out->idle_ns > 0) out->idleness_skew = (out->idleness - out->idle_ns) / out->idle_ns;
 
   // Functions (all their contexts merged, recursion counted once) by inclusive effort.
-  // Those holding (nearly) the whole program's effort (main and the start-up frames
-  // above it) say nothing and are skipped.
-  ViewTree functions = BuildBottomUp(top_down);
-  AddBlameMetrics(&functions);
-  std::vector<uint32_t> rows = functions.nodes[0].children;
-  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
-    const double ea = functions.nodes[a].inclusive[effort], eb = functions.nodes[b].inclusive[effort];
-    if (ea != eb) return ea > eb;
-    return functions.nodes[a].name < functions.nodes[b].name;
+  struct Ranked {
+    const BottomUp::Row* row;
+    std::vector<double> inclusive, exclusive;  // every column
+  };
+  std::vector<Ranked> ranked;
+  for (const BottomUp::Row& row : functions) {
+    Ranked r{&row, std::vector<double>(metrics.size()), std::vector<double>(metrics.size())};
+    metrics.Expand(row.inclusive.data(), r.inclusive.data());
+    metrics.Expand(row.exclusive.data(), r.exclusive.data());
+    ranked.push_back(std::move(r));
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](const Ranked& a, const Ranked& b) {
+    if (a.inclusive[effort] != b.inclusive[effort]) return a.inclusive[effort] > b.inclusive[effort];
+    return labels.Name(a.row->label) < labels.Name(b.row->label);
   });
-  for (uint32_t row : rows) {
+  for (const Ranked& r : ranked) {
     if (out->top_contexts.size() == top) break;
-    const ViewNode& node = functions.nodes[row];
-    const double e = node.inclusive[effort];
+    const double e = r.inclusive[effort];
     if (e <= 0) break;
     // Callers of (nearly) everything that spend nothing themselves (main, the start-up
     // frames above it, wrappers such as cilk::run's lambda) say nothing: skipped, as are
     // the runtime's templates inlined at spawn and sync sites.
-    if (out->effort > 0 && e >= 0.9 * out->effort && node.exclusive[effort] <= 0) continue;
-    if (node.inlined) continue;
+    if (out->effort > 0 && e >= 0.9 * out->effort && r.exclusive[effort] <= 0) continue;
+    if (r.row->inlined) continue;
     BlameContext c;
-    c.name = node.name;
-    c.module = node.module;
+    c.name = labels.Name(r.row->label);
+    c.module = labels.Module(r.row->label);
     c.effort = e;
-    c.work = node.inclusive[work];
-    c.idleness = node.inclusive[idleness];
-    c.overhead = node.inclusive[overhead];
-    c.idleness_percent = node.inclusive[idle_pct];
-    c.overhead_percent = node.inclusive[overhead_pct];
+    c.work = r.inclusive[work];
+    c.idleness = r.inclusive[idleness];
+    c.overhead = r.inclusive[overhead];
+    c.idleness_percent = r.inclusive[idle_pct];
+    c.overhead_percent = r.inclusive[overhead_pct];
     c.interpretation = InterpretBlame(c.idleness_percent, c.overhead_percent);
     out->top_contexts.push_back(std::move(c));
   }
 }
 
+bool IsRuntimeMetric(const std::string& name) {
+  return name == "idleness" || name == "overhead" || name == "probe" || name == kEffortMetric ||
+         name == kIdlenessPercentMetric || name == kOverheadPercentMetric;
+}
+
+// A function as the views label it: "f", "f (inline)", "?? [libm.so.6]".
+std::string FunctionLabel(const std::string& name, const std::string& module, bool inlined) {
+  static const std::string kEmpty;
+  RowView row;
+  row.name = &name;
+  row.file = &kEmpty;
+  row.module = &module;
+  row.inlined = inlined;
+  return RowLabel(row);
+}
+
+// The idle workers' own measurement beside the blame handed out for them. Under
+// --clock cpu a worker asleep takes no samples, so the blame (counted from the
+// working threads' samples) exceeds what the idle workers measured themselves.
+std::string IdleWorkersLine(const BlameSummary& b) {
+  std::string text = std::to_string(b.idle_samples) + " samples, " + FormatDuration(b.idle_ns / 1e9) +
+                     " measured by their own clock";
+  if (b.idle_ns > 0 && b.idleness > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2fx", b.idleness / b.idle_ns);
+    text += std::string(" (the idleness above is ") + ratio + " that";
+    if (b.clock == "cpu" && b.idleness > 1.1 * b.idle_ns) text += ": with --clock cpu, workers asleep take no samples";
+    text += ")";
+  }
+  return text;
+}
+
 }  // namespace
 
-ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top) {
+ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top,
+                         const BuildOptions& options) {
   ProfileSummary summary;
   summary.profile_path = profile_path;
   const auto& process = profile.process();
@@ -104,32 +148,45 @@ ProfileSummary Summarize(const profile::Profile& profile, const std::string& pro
     summary.partial_unwind_rate = static_cast<double>(summary.partial_unwinds) / static_cast<double>(summary.samples);
   }
 
-  ViewTree top_down = BuildTopDown(profile);
-  AddBlameMetrics(&top_down);
-  for (size_t m = 0; m < top_down.metrics.size(); ++m) {
-    summary.metric_names.push_back(top_down.metrics[m].name);
-    summary.metric_units.push_back(top_down.metrics[m].unit);
-    summary.metric_descriptions.push_back(top_down.metrics[m].description);
-    summary.metric_totals.push_back(top_down.program_total[m]);
+  const RowTree top_down = BuildTopDown(profile, options);
+  const MetricColumns& metrics = top_down.metrics();
+  std::vector<double> stored = top_down.context().program_total;
+  stored.resize(metrics.stored(), 0.0);
+  std::vector<double> total(metrics.size());
+  if (metrics.size() > 0) metrics.Expand(stored.data(), total.data());
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    summary.metric_names.push_back(metrics[m].name);
+    summary.metric_units.push_back(metrics[m].unit);
+    summary.metric_descriptions.push_back(metrics[m].description);
+    summary.metric_totals.push_back(total[m]);
   }
-  if (auto metric = ResolveMetric(top_down, ""); metric.ok()) {
-    summary.metric = top_down.metrics[*metric].name;
-    summary.metric_unit = top_down.metrics[*metric].unit;
-    ViewOptions options;
-    options.metric = *metric;
-    options.sort_key = SortKey::kExclusive;
-    options.depth = 1;
-    const ViewTree functions = Prune(BuildBottomUp(top_down), options);
-    for (uint32_t child : functions.nodes[0].children) {
+  const std::vector<BottomUp::Row> functions = BottomUp(top_down).Functions();
+  const LabelTable& labels = top_down.labels();
+  if (auto metric = ResolveMetric(metrics, ""); metric.ok() && *metric < metrics.stored()) {
+    const size_t m = *metric;
+    summary.metric = metrics[m].name;
+    summary.metric_unit = metrics[m].unit;
+    // By exclusive value, ties by name, file, line and module (as the views sort).
+    std::vector<const BottomUp::Row*> rows;
+    for (const BottomUp::Row& row : functions) {
+      if (row.exclusive[m] > 0) rows.push_back(&row);
+    }
+    std::sort(rows.begin(), rows.end(), [&](const BottomUp::Row* a, const BottomUp::Row* b) {
+      if (a->exclusive[m] != b->exclusive[m]) return a->exclusive[m] > b->exclusive[m];
+      const Label& x = labels[a->label];
+      const Label& y = labels[b->label];
+      const auto& s = labels.strings();
+      return std::tie(s[x.name], s[x.file], x.line, s[x.module]) < std::tie(s[y.name], s[y.file], y.line, s[y.module]);
+    });
+    for (const BottomUp::Row* row : rows) {
       if (summary.top_functions.size() == top) break;
-      const ViewNode& node = functions.nodes[child];
-      if (node.exclusive[*metric] <= 0) break;
-      summary.top_functions.push_back(
-          {node.name, node.module, node.file, node.line, node.exclusive[*metric], node.inclusive[*metric]});
+      const Label& label = labels[row->label];
+      summary.top_functions.push_back({labels.Name(row->label), labels.Module(row->label), labels.File(row->label),
+                                       label.line, row->inlined, row->exclusive[m], row->inclusive[m]});
     }
   }
 
-  SummarizeBlame(profile, top_down, top, &summary.blame);
+  SummarizeBlame(profile, metrics, total, functions, labels, top, &summary.blame);
 
   for (const auto& warning : process.warnings()) summary.warnings.push_back(warning);
   if (summary.samples == 0) {
@@ -174,6 +231,8 @@ std::string RenderSummaryText(const ProfileSummary& s) {
   for (size_t m = 0; m < s.metric_names.size(); ++m) {
     // Derived blame metrics are shown with Effort, Idleness and Overhead below.
     if (s.blame.present && (s.metric_units[m] == "%" || s.metric_names[m] == kEffortMetric)) continue;
+    // Without a runtime the runtime's metrics are zeros that only say "not measured".
+    if (!s.blame.present && IsRuntimeMetric(s.metric_names[m]) && s.metric_totals[m] == 0) continue;
     const Scale scale = ChooseScale(s.metric_units[m], s.metric_totals[m]);
     line("Total " + s.metric_names[m],
          s.metric_units[m] == "ns" ? FormatDuration(s.metric_totals[m] / 1e9)
@@ -184,9 +243,8 @@ std::string RenderSummaryText(const ProfileSummary& s) {
     const BlameSummary& b = s.blame;
     line("Effort", FormatDuration(b.effort / 1e9) + " (work + idleness + overhead)");
     line("Idleness", FormatDuration(b.idleness / 1e9) + " (" + Percent(b.idleness_percent / 100, 1) +
-                         " of effort; idle workers: " + std::to_string(b.idle_samples) + " samples, " +
-                         FormatDuration(b.idle_ns / 1e9) +
-                         (b.idle_ns > 0 ? ", skew " + Percent(b.idleness_skew, 1) : std::string()) + ")");
+                         " of effort), blamed on the code that ran while workers idled");
+    line("Idle workers", IdleWorkersLine(b));
     line("Overhead", FormatDuration(b.overhead / 1e9) + " (" + Percent(b.overhead_percent / 100, 1) +
                          " of effort; " + std::to_string(b.overhead_samples) + " samples, " +
                          std::to_string(b.unattributed_overhead) + " without a user context)");
@@ -194,11 +252,8 @@ std::string RenderSummaryText(const ProfileSummary& s) {
     if (!b.top_contexts.empty()) {
       out += "Top contexts by effort (idleness, overhead: interpretation):\n";
       for (const BlameContext& c : b.top_contexts) {
-        ViewNode row;
-        row.name = c.name;
-        row.module = c.module;
         const std::string share = FormatPercent(c.effort, b.effort);
-        out += "  " + std::string(6 - std::min<size_t>(6, share.size()), ' ') + share + "  " + RowLabel(row) +
+        out += "  " + std::string(6 - std::min<size_t>(6, share.size()), ' ') + share + "  " + FunctionLabel(c.name, c.module, false) +
                "  (" + Percent(c.idleness_percent / 100, 1) + " idle, " + Percent(c.overhead_percent / 100, 1) +
                " overhead: " + c.interpretation + ")\n";
       }
@@ -220,12 +275,9 @@ std::string RenderSummaryText(const ProfileSummary& s) {
     }
     for (size_t i = 0; i < s.top_functions.size(); ++i) {
       const auto& f = s.top_functions[i];
-      ViewNode row;
-      row.name = f.name;
-      row.module = f.module;
       std::string percent = FormatPercent(f.exclusive, total);
       out += "  " + std::string(6 - std::min<size_t>(6, percent.size()), ' ') + percent + "  " +
-             std::string(width - values[i].size(), ' ') + values[i] + "  " + RowLabel(row) + "\n";
+             std::string(width - values[i].size(), ' ') + values[i] + "  " + FunctionLabel(f.name, f.module, f.inlined) + "\n";
     }
   }
   for (const auto& warning : s.warnings) out += "Warning: " + warning + "\n";
@@ -286,7 +338,7 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
   Json top = Json::array();
   for (const auto& f : s.top_functions) {
     top.push_back({{"name", f.name}, {"module", f.module}, {"file", f.file}, {"line", f.line},
-                   {"exclusive", f.exclusive}, {"inclusive", f.inclusive}});
+                   {"inlined", f.inlined}, {"exclusive", f.exclusive}, {"inclusive", f.inclusive}});
   }
   out["top_functions"] = std::move(top);
   out["warnings"] = s.warnings;

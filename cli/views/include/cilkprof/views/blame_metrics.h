@@ -5,9 +5,9 @@
 //   % overhead   = 100 x overhead / effort                            (%)
 //
 // each for a row's inclusive values and, separately, for its exclusive values. They are
-// ratios, so they are never summed: AddBlameMetrics() appends the three columns to a
-// finished tree and computes them from each row's own sampled values; run it again
-// after anything that recomputes sampled values (focus, bottom-up) — views call it last.
+// ratios, so they are never summed or stored: MetricColumns (metric_columns.h) appends
+// them after the profile's own metrics and computes them from each row's own values
+// whenever a row is shown.
 //
 // The interpretation of a context (the table of the HPCToolkit slides):
 //   low idleness,  low overhead   effectively parallel
@@ -20,8 +20,6 @@
 
 #include <string>
 
-#include "cilkprof/views/view_tree.h"
-
 namespace cilkprof::views {
 
 inline constexpr const char* kEffortMetric = "effort";
@@ -30,14 +28,6 @@ inline constexpr const char* kOverheadPercentMetric = "% overhead";
 
 inline constexpr double kHighIdlenessPercent = 20.0;
 inline constexpr double kHighOverheadPercent = 10.0;
-
-// True when the tree has the sampled blame metrics (a profile of a program on a
-// runtime, recorded by an agent with blame): `work` and `idleness` and `overhead`.
-bool HasBlameMetrics(const ViewTree& tree);
-
-// Appends (or recomputes, if present) effort, % idleness and % overhead for every row
-// and for the program totals. No-op without the sampled blame metrics.
-void AddBlameMetrics(ViewTree* tree);
 
 // The interpretation for a context with these percentages of its effort.
 std::string InterpretBlame(double idleness_percent, double overhead_percent);

@@ -1,34 +1,39 @@
-// Building the three views from a profile's address-level calling-context tree.
+// Folding a profile's address-level calling-context tree into the trees the views
+// walk (row_tree.h).
 //
 // A profile node is one code address (or a "<partial unwind>" marker) under its
 // parent; its location expands into source frames, outermost first (inlined calls).
-// The views fold that tree:
 //   top-down   the function-level calling-context tree (hpcviewer's calling-context
 //              view): every address node becomes its chain of frames, and siblings
 //              merge by (function, module, edge). Inclusive = exclusive + children.
-//   bottom-up  every function's exclusive cost at the top level, expandable into its
-//              callers (the caller tree beneath it, as hpcviewer's callers view). A
-//              row's inclusive value counts each sample once even under recursion.
 //   flat       load module > file > function > line (hpcviewer's flat view).
 //              Exclusive: samples whose innermost frame is there; inclusive: samples
 //              with that row anywhere on their call path, each counted once.
+// The bottom-up view is expanded from the top-down tree as it is shown (bottom_up.h).
 // Percentages everywhere divide by the whole-program total (the root's inclusive).
 // With work/span data each builder also joins the call sites to its rows
-// (ViewNode::call_sites; callsite_columns.h): top-down at the row of each address
-// node's outermost frame, shown at the top-most row of a path; bottom-up from the
-// outermost contexts reaching a row; flat at the line rows of the sites' file:line.
+// (callsite_columns.h): top-down at the row of each address node's outermost frame,
+// shown at the top-most row of a path; flat at the line rows of the sites' file:line.
+//
+// Both cost time linear in the profile's nodes times their frames, and memory linear
+// in the rows they make.
 #pragma once
 
 #include "cilkprof/profile.pb.h"
-#include "cilkprof/views/view_tree.h"
+#include "cilkprof/views/row_tree.h"
 
 namespace cilkprof::views {
 
-ViewTree BuildTopDown(const profile::Profile& profile);
-ViewTree BuildBottomUp(const ViewTree& top_down);
-ViewTree BuildFlat(const profile::Profile& profile);
+enum class InlineMode {
+  kKeep,  // an inlined function is a row of its own, marked "(inline)"
+  kFold,  // inline frames are charged to the function they were inlined into
+};
 
-// The metrics of a profile, as views use them.
-std::vector<MetricInfo> MetricsOf(const profile::Profile& profile);
+struct BuildOptions {
+  InlineMode inline_mode = InlineMode::kKeep;
+};
+
+RowTree BuildTopDown(const profile::Profile& profile, const BuildOptions& options = {});
+RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options = {});
 
 }  // namespace cilkprof::views

@@ -24,27 +24,38 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "cilkprof/profile.pb.h"
-#include "cilkprof/views/view_tree.h"
+#include "cilkprof/views/row_tree.h"
 
 namespace cilkprof::views {
 
 // The table of a profile's call sites (present only with Profile.workspan).
 CallSiteTable CallSiteTableOf(const profile::Profile& profile);
 
-// For every node of profile.nodes, the call sites joined to it (sorted, distinct);
-// all empty without work/span data.
-std::vector<std::vector<uint32_t>> JoinCallSitesToNodes(const profile::Profile& profile);
+// For every node of profile.nodes, the call sites joined to it (sorted, distinct).
+class NodeSites {
+ public:
+  std::span<const uint32_t> operator[](size_t node) const {
+    if (node + 1 >= offsets_.size()) return {};
+    return {ids_.data() + offsets_[node], ids_.data() + offsets_[node + 1]};
+  }
+  size_t size() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
+
+ private:
+  friend NodeSites JoinCallSitesToNodes(const profile::Profile& profile);
+  std::vector<uint32_t> offsets_, ids_;  // CSR; empty without work/span data
+};
+
+// Every node's sites; all empty without work/span data.
+NodeSites JoinCallSitesToNodes(const profile::Profile& profile);
 
 // The source frame of a site that `view callsites` shows as its file:line (the
 // innermost frame outside the Cilk library's cilk:: templates, else the outermost);
 // nullptr when the location is unknown. The flat view attaches the site to that line.
 const profile::SourceFrame* CallSiteUserFrame(const profile::Profile& profile, uint32_t site);
-
-// Adds `from` to the sorted, distinct set `to`.
-void UniteCallSites(std::vector<uint32_t>* to, const std::vector<uint32_t>& from);
 
 // What one row shows: the sum over the sites it shows (each once).
 struct CallSiteCell {
@@ -56,9 +67,8 @@ struct CallSiteCell {
   uint64_t count = 0;       // invocations
 };
 
-// Per node of `tree` (indexed like tree.nodes), the cell the row shows, or nullopt
-// for rows showing no site. Under CallSiteTable::topmost_only, a site carried by an
-// ancestor row is not shown again. All nullopt when the table is absent.
-std::vector<std::optional<CallSiteCell>> CallSiteCells(const ViewTree& tree);
+// The cell of a row showing `sites` (those already shown by an ancestor, under
+// top-most-only, left out by the caller); nullopt when it shows none.
+std::optional<CallSiteCell> CellOf(const CallSiteTable& table, std::span<const uint32_t> sites);
 
 }  // namespace cilkprof::views

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cilkprof/profile.pb.h"
+#include "cilkprof/views/build.h"
 
 namespace cilkprof::views {
 
@@ -14,6 +15,7 @@ struct TopFunction {
   std::string module;
   std::string file;
   uint32_t line = 0;
+  bool inlined = false;  // inlined code everywhere it ran: shown "(inline)"
   double exclusive = 0;  // of the summary metric, all contexts merged
   double inclusive = 0;  // counted once under recursion
 };
@@ -30,6 +32,9 @@ struct BlameContext {
 
 // Whole-program blame (profiles recorded with idleness and overhead).
 struct BlameSummary {
+  // The profile has the blame metrics and a task-parallel runtime was seen (blame,
+  // overhead, probe samples or work/span data): programs without one get no
+  // idleness or overhead lines.
   bool present = false;
   double work = 0, idleness = 0, overhead = 0, effort = 0;
   double idleness_percent = 0, overhead_percent = 0;
@@ -39,6 +44,7 @@ struct BlameSummary {
   uint64_t unattributed_overhead = 0;  // overhead samples with no logical context
   // (idleness handed out - idle time measured) / idle time measured; 0 without idle time.
   double idleness_skew = 0;
+  std::string clock;  // "cpu" or "wall": with cpu, workers asleep take no samples
   std::vector<BlameContext> top_contexts;
 };
 
@@ -64,8 +70,9 @@ struct ProfileSummary {
 };
 
 // `top` functions by exclusive value of the default metric ("work" when present).
-ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path,
-                         size_t top = 10);
+// Costs one pass over the function-level tree (bottom_up.h's Functions()).
+ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top = 10,
+                         const BuildOptions& options = {});
 
 std::string RenderSummaryText(const ProfileSummary& summary);
 
@@ -76,7 +83,8 @@ std::string RenderSummaryText(const ProfileSummary& summary);
 // `overhead`, `effort`, `% idleness`, `% overhead`), idle_samples, overhead_samples,
 // blame ({idle_ns, idleness_skew, unattributed_overhead, top_contexts: [{name, module,
 // effort, work, idleness, overhead, idleness_percent, overhead_percent,
-// interpretation}]}, only with blame metrics), top_functions, warnings.
+// interpretation}]}, only with blame metrics), top_functions ([{name, module, file,
+// line, inlined, exclusive, inclusive}]), warnings.
 std::string RenderSummaryJson(const ProfileSummary& summary, const profile::Profile& profile);
 
 }  // namespace cilkprof::views

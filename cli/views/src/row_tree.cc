@@ -1,0 +1,177 @@
+#include "cilkprof/views/row_tree.h"
+
+#include <algorithm>
+
+namespace cilkprof::views {
+namespace {
+
+constexpr uint32_t kEmpty = UINT32_MAX;
+
+uint64_t SlotHash(uint32_t parent, LabelId label, Edge edge) {
+  uint64_t h = (uint64_t{parent} << 32 | label) * 0x9E3779B97F4A7C15ull;
+  h ^= static_cast<uint64_t>(edge) * 0xC2B2AE3D27D4EB4Full;
+  return h ^ (h >> 31);
+}
+
+}  // namespace
+
+std::span<const uint32_t> RowTree::sites(uint32_t n) const {
+  if (site_offsets_.empty()) return {};
+  return {site_ids_.data() + site_offsets_[n], site_ids_.data() + site_offsets_[n + 1]};
+}
+
+RowTreeBuilder::RowTreeBuilder(TreeContext context, LabelId root_label)
+    : context_(std::move(context)), metric_count_(context_.metrics.stored()) {
+  label_.push_back(root_label);
+  parent_.push_back(0);
+  flags_.push_back(0);
+  inclusive_.assign(metric_count_, 0.0);
+  exclusive_.assign(metric_count_, 0.0);
+  slots_.assign(1024, kEmpty);
+}
+
+uint32_t RowTreeBuilder::Find(uint32_t parent, LabelId label, Edge edge) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = SlotHash(parent, label, edge) & mask;; i = (i + 1) & mask) {
+    const uint32_t row = slots_[i];
+    if (row == kEmpty) return kEmpty;
+    if (parent_[row] == parent && label_[row] == label &&
+        ((flags_[row] & RowTree::kSpawnFlag) != 0) == (edge == Edge::kSpawn)) {
+      return row;
+    }
+  }
+}
+
+void RowTreeBuilder::Index(uint32_t row) {
+  const size_t mask = slots_.size() - 1;
+  const Edge edge = (flags_[row] & RowTree::kSpawnFlag) ? Edge::kSpawn : Edge::kCall;
+  size_t i = SlotHash(parent_[row], label_[row], edge) & mask;
+  while (slots_[i] != kEmpty) i = (i + 1) & mask;
+  slots_[i] = row;
+}
+
+void RowTreeBuilder::Grow() {
+  slots_.assign(slots_.size() * 2, kEmpty);
+  for (uint32_t row = 1; row < size(); ++row) Index(row);
+}
+
+uint32_t RowTreeBuilder::Add(uint32_t parent, LabelId label, Edge edge, bool inlined) {
+  const uint32_t row = size();
+  label_.push_back(label);
+  parent_.push_back(parent);
+  flags_.push_back(static_cast<uint8_t>((edge == Edge::kSpawn ? RowTree::kSpawnFlag : 0) |
+                                        (inlined ? RowTree::kInlinedFlag : 0)));
+  inclusive_.resize(inclusive_.size() + metric_count_, 0.0);
+  exclusive_.resize(exclusive_.size() + metric_count_, 0.0);
+  if (2 * size() > slots_.size()) {
+    Grow();  // indexes the new row too
+  } else {
+    Index(row);
+  }
+  return row;
+}
+
+uint32_t RowTreeBuilder::FindOrAdd(uint32_t parent, LabelId label, Edge edge, bool inlined) {
+  const uint32_t found = Find(parent, label, edge);
+  if (found == kEmpty) return Add(parent, label, edge, inlined);
+  if (!inlined) flags_[found] &= static_cast<uint8_t>(~RowTree::kInlinedFlag);
+  return found;
+}
+
+void RowTreeBuilder::AddExclusive(uint32_t row, const double* values) {
+  double* to = &exclusive_[size_t{row} * metric_count_];
+  for (size_t m = 0; m < metric_count_; ++m) to[m] += values[m];
+}
+
+void RowTreeBuilder::AddInclusive(uint32_t row, const double* values) {
+  double* to = &inclusive_[size_t{row} * metric_count_];
+  for (size_t m = 0; m < metric_count_; ++m) to[m] += values[m];
+}
+
+void RowTreeBuilder::AddSites(uint32_t row, std::span<const uint32_t> sites) {
+  for (uint32_t site : sites) sites_.emplace_back(row, site);
+}
+
+void RowTreeBuilder::SetInlined(uint32_t row, bool inlined) {
+  flags_[row] = static_cast<uint8_t>((flags_[row] & ~RowTree::kInlinedFlag) | (inlined ? RowTree::kInlinedFlag : 0));
+}
+
+RowTree RowTreeBuilder::Finish(Inclusive inclusive) {
+  slots_ = {};
+  const uint32_t n = size();
+  const size_t m_count = metric_count_;
+  // Children lists in creation order (CSR), then a depth-first numbering.
+  std::vector<uint32_t> first(n + 1, 0), children(n > 0 ? n - 1 : 0);
+  for (uint32_t row = 1; row < n; ++row) ++first[parent_[row] + 1];
+  for (uint32_t row = 0; row < n; ++row) first[row + 1] += first[row];
+  {
+    std::vector<uint32_t> next(first.begin(), first.end() - 1);
+    for (uint32_t row = 1; row < n; ++row) children[next[parent_[row]]++] = row;
+  }
+  std::vector<uint32_t> order;  // order[new] = old
+  order.reserve(n);
+  std::vector<uint32_t> stack{0};
+  while (!stack.empty()) {
+    const uint32_t row = stack.back();
+    stack.pop_back();
+    order.push_back(row);
+    for (uint32_t c = first[row + 1]; c-- > first[row];) stack.push_back(children[c]);
+  }
+  children = {};
+  first = {};
+  std::vector<uint32_t> new_of(n);
+  for (uint32_t i = 0; i < n; ++i) new_of[order[i]] = i;
+
+  RowTree tree;
+  tree.context_ = std::move(context_);
+  tree.label_.resize(n);
+  tree.parent_.resize(n);
+  tree.flags_.resize(n);
+  tree.end_.resize(n);
+  tree.inclusive_.resize(size_t{n} * m_count);
+  tree.exclusive_.resize(size_t{n} * m_count);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t old = order[i];
+    tree.label_[i] = label_[old];
+    tree.parent_[i] = i == 0 ? 0 : new_of[parent_[old]];
+    tree.flags_[i] = flags_[old];
+    std::copy_n(&exclusive_[size_t{old} * m_count], m_count, &tree.exclusive_[size_t{i} * m_count]);
+    const double* from = inclusive == Inclusive::kAsAdded ? &inclusive_[size_t{old} * m_count]
+                                                          : &exclusive_[size_t{old} * m_count];
+    std::copy_n(from, m_count, &tree.inclusive_[size_t{i} * m_count]);
+  }
+  label_ = {};
+  parent_ = {};
+  flags_ = {};
+  inclusive_ = {};
+  exclusive_ = {};
+  order = {};
+  // Subtree ends and, for top-down, inclusive sums: children follow their parents.
+  for (uint32_t i = 0; i < n; ++i) tree.end_[i] = i + 1;
+  for (uint32_t i = n; i-- > 1;) {
+    const uint32_t p = tree.parent_[i];
+    tree.end_[p] = std::max(tree.end_[p], tree.end_[i]);
+    if (inclusive == Inclusive::kFromExclusive) {
+      for (size_t m = 0; m < m_count; ++m) tree.inclusive_[size_t{p} * m_count + m] += tree.inclusive_[size_t{i} * m_count + m];
+    }
+  }
+  if (tree.context_.program_total.empty()) {
+    tree.context_.program_total.assign(tree.inclusive_.begin(), tree.inclusive_.begin() + static_cast<std::ptrdiff_t>(m_count));
+  }
+  if (!sites_.empty()) {
+    for (auto& [row, site] : sites_) row = new_of[row];
+    std::sort(sites_.begin(), sites_.end());
+    sites_.erase(std::unique(sites_.begin(), sites_.end()), sites_.end());
+    tree.site_offsets_.assign(size_t{n} + 1, 0);
+    tree.site_ids_.reserve(sites_.size());
+    for (const auto& [row, site] : sites_) {
+      ++tree.site_offsets_[row + 1];
+      tree.site_ids_.push_back(site);
+    }
+    for (uint32_t i = 0; i < n; ++i) tree.site_offsets_[i + 1] += tree.site_offsets_[i];
+    sites_ = {};
+  }
+  return tree;
+}
+
+}  // namespace cilkprof::views
