@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev libomp-14-dev libtbb-dev   # peers for the runtime benchmarks
   libgoogle-perftools-dev google-perftools linux-perf hyperfine  # profiler peers
+  groff-base man-db bash-completion   # tests of the man pages and the shell completion
 )
 
 missing=()
