@@ -135,6 +135,11 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
   out.set_format_version(kProfileFormatVersion);
   profile::ProcessInfo* process = out.mutable_process();
   FillProcess(hello_, process);
+  // A process that exec'd started with its first image (see FoldExecPredecessor).
+  *process->mutable_exec_chain() = {exec_chain_.begin(), exec_chain_.end()};
+  if (!exec_chain_.empty() && exec_chain_.front().start_unix_ns() != 0) {
+    process->set_start_unix_ns(exec_chain_.front().start_unix_ns());
+  }
   if (has_goodbye_) {
     process->set_end_unix_ns(goodbye_.end_unix_ns() != 0 ? goodbye_.end_unix_ns() : end_unix_ns);
     process->set_end_reason(goodbye_.reason().empty() ? "exit" : goodbye_.reason());

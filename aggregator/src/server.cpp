@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
@@ -17,6 +18,7 @@
 #include <condition_variable>
 #include <exception>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -60,6 +62,8 @@ class ConnectionOwner {
   virtual void CountDropped() = 0;
   // Limits the per-connection warnings (drops, read errors) under a flood.
   virtual internal::LogLimiter& warning_limiter() = 0;
+  // Called on the connection's strand when its Hello has been merged.
+  virtual void HelloArrived(uint64_t sequence, const wire::Hello& hello) = 0;
   // Called once per connection, on its strand, when it ends.
   virtual void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
                                bool has_data) = 0;
@@ -76,6 +80,7 @@ struct Aggregator::Impl final : ConnectionOwner {
         unix_acceptor(io),
         tcp_acceptor(io),
         accept_retry(io),
+        exec_timer(io),
         work(asio::make_work_guard(io)),
         writer(options, std::move(symbols)) {}
 
@@ -88,14 +93,41 @@ struct Aggregator::Impl final : ConnectionOwner {
   size_t max_frame_bytes() const override { return options.max_frame_bytes; }
   void CountDropped() override { dropped.fetch_add(1, std::memory_order_relaxed); }
   internal::LogLimiter& warning_limiter() override { return limiter; }
+  void HelloArrived(uint64_t sequence, const wire::Hello& hello) override;
   void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
                        bool has_data) override;
+
+  // Exec chains (server.h): the connections of one process in the order its images
+  // started. Not by sequence alone: Finish() may accept the last connections of the
+  // backlog before one whose accept had completed already.
+  using Clock = std::chrono::steady_clock;
+  using ProcessId = std::pair<std::string, uint32_t>;  // (hostname, pid)
+  struct ImageOrder {
+    uint64_t start_unix_ns;  // Hello.start_unix_ns
+    uint32_t sequence;
+    auto operator<=>(const ImageOrder&) const = default;
+  };
+  struct Image {
+    uint32_t ppid = 0;
+    std::unique_ptr<Session> session;  // set when the connection ended
+    uint64_t end_unix_ns = 0;
+    std::optional<Clock::time_point> successor_deadline;  // ended by exec: wait until
+  };
+  // Writes the chains of `process` that are complete: the images up to one that did not
+  // end by exec, or whose successor did not come (`flush` forces that: at Finish).
+  void ResolveChains(const ProcessId& process, bool flush);
+  void WriteChain(std::vector<std::pair<ImageOrder, Image>> chain);
+  void WriteProcess(uint32_t sequence, std::unique_ptr<Session> session, uint64_t end_unix_ns);
+  // Arms exec_timer for the earliest successor deadline (I/O thread only).
+  void ArmExecTimer();
+  void OnExecTimer();
 
   AggregatorOptions options;
   asio::io_context io;
   local_stream::acceptor unix_acceptor;
   tcp::acceptor tcp_acceptor;
   asio::steady_timer accept_retry;
+  asio::steady_timer exec_timer;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   ino_t socket_inode = 0;
   uint16_t tcp_port = 0;
@@ -113,6 +145,10 @@ struct Aggregator::Impl final : ConnectionOwner {
   std::unordered_map<uint64_t, std::weak_ptr<ConnectionBase>> open;  // by sequence
   bool finished = false;
   std::vector<WrittenProfile> result;
+
+  std::mutex chains_mutex;  // guards the two below
+  std::map<ProcessId, std::map<ImageOrder, Image>> chains;
+  std::vector<WrittenProfile> recorded_nothing;  // left out (skip_empty_profiles)
 };
 
 namespace {
@@ -214,6 +250,7 @@ class Connection final : public ConnectionBase,
         const wire::Hello& hello = session_->hello();
         spdlog::info("connection #{}: pid {} ({}) connected, clock {}, period {} ns", sequence_,
                      hello.pid(), hello.executable(), hello.clock(), hello.period_ns());
+        server_->HelloArrived(sequence_, hello);
       }
     }
     if (!decoder_.status().ok()) {
@@ -329,22 +366,141 @@ void Aggregator::Impl::AcceptBacklogAndClose(Acceptor* acceptor) {
   acceptor->close(ec);
 }
 
+void Aggregator::Impl::HelloArrived(uint64_t sequence, const wire::Hello& hello) {
+  std::lock_guard lock(chains_mutex);
+  const ImageOrder order{hello.start_unix_ns(), static_cast<uint32_t>(sequence)};
+  chains[ProcessId(hello.hostname(), hello.pid())][order].ppid = hello.ppid();
+}
+
 void Aggregator::Impl::ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
                                        bool has_data) {
   if (has_data) {
-    const wire::Hello& hello = session->hello();
-    FinishedSession work;
-    work.key.pid = hello.pid();
-    work.key.ppid = hello.ppid();
-    work.key.executable = hello.executable();
-    work.key.sequence = static_cast<uint32_t>(sequence);
-    work.end_unix_ns = NowUnixNs();
-    work.session = std::move(session);
-    writer.Submit(std::move(work));
+    const ProcessId process(session->hello().hostname(), session->hello().pid());
+    bool waits = false;
+    {
+      std::lock_guard lock(chains_mutex);
+      const ImageOrder order{session->hello().start_unix_ns(), static_cast<uint32_t>(sequence)};
+      Image& image = chains[process][order];
+      image.ppid = session->hello().ppid();
+      image.end_unix_ns = NowUnixNs();
+      if (session->ended_by_exec()) {
+        image.successor_deadline = Clock::now() + options.exec_successor_wait;
+        waits = true;
+      }
+      image.session = std::move(session);
+      ResolveChains(process, false);
+    }
+    if (waits) asio::dispatch(io, [this] { ArmExecTimer(); });
   }
   std::lock_guard lock(mutex);
   open.erase(sequence);
   connections_changed.notify_all();
+}
+
+void Aggregator::Impl::ResolveChains(const ProcessId& process, bool flush) {
+  auto found = chains.find(process);
+  if (found == chains.end()) return;
+  std::map<ImageOrder, Image>& images = found->second;
+  const Clock::time_point now = Clock::now();
+  while (!images.empty()) {
+    // The first chain: images while each ended by exec and the next is its successor.
+    auto last = images.begin();
+    for (;; ++last) {
+      if (!last->second.session) return;  // still connected: what follows waits for it
+      const auto next = std::next(last);
+      if (!last->second.session->ended_by_exec()) break;
+      if (next == images.end()) {
+        if (flush || *last->second.successor_deadline <= now) break;
+        return;  // the new image may still connect
+      }
+      if (next->second.ppid != last->second.ppid) break;  // the pid was reused
+    }
+    const auto end = std::next(last);
+    std::vector<std::pair<ImageOrder, Image>> chain;
+    for (auto it = images.begin(); it != end; ++it) chain.emplace_back(it->first, std::move(it->second));
+    images.erase(images.begin(), end);
+    WriteChain(std::move(chain));
+  }
+  chains.erase(found);
+}
+
+void Aggregator::Impl::WriteChain(std::vector<std::pair<ImageOrder, Image>> chain) {
+  // A process is named by its earliest connection (`cilkprof run`'s main profile is
+  // the one holding connection 0).
+  auto first_sequence = [&](size_t from, size_t to) {
+    uint32_t first = chain[from].first.sequence;
+    for (size_t i = from; i < to; ++i) first = std::min(first, chain[i].first.sequence);
+    return first;
+  };
+  size_t begin = 0;
+  std::unique_ptr<Session> folded = std::move(chain.front().second.session);
+  for (size_t i = 1; i < chain.size(); ++i) {
+    std::unique_ptr<Session>& next = chain[i].second.session;
+    if (Status status = next->FoldExecPredecessor(*folded); !status.ok()) {
+      spdlog::warn("pid {}: the profiles of {} and of {}, which it exec'd, are written apart: {}",
+                   next->hello().pid(), folded->hello().executable(), next->hello().executable(),
+                   status.message());
+      WriteProcess(first_sequence(begin, i), std::move(folded), chain[i - 1].second.end_unix_ns);
+      begin = i;
+    }
+    folded = std::move(next);
+  }
+  WriteProcess(first_sequence(begin, chain.size()), std::move(folded), chain.back().second.end_unix_ns);
+}
+
+void Aggregator::Impl::WriteProcess(uint32_t sequence, std::unique_ptr<Session> session,
+                                    uint64_t end_unix_ns) {
+  const wire::Hello& hello = session->hello();
+  FinishedSession work;
+  work.key.pid = hello.pid();
+  work.key.ppid = hello.ppid();
+  work.key.executable = hello.executable();
+  work.key.sequence = sequence;
+  for (const profile::ExecImage& image : session->exec_chain()) {
+    work.key.exec_chain.push_back(image.executable());
+  }
+  if (options.skip_empty_profiles && sequence != 0 && session->RecordedNothing()) {
+    WrittenProfile skipped;
+    skipped.process = std::move(work.key);
+    skipped.recorded_nothing = true;
+    recorded_nothing.push_back(std::move(skipped));
+    return;
+  }
+  work.end_unix_ns = end_unix_ns;
+  work.session = std::move(session);
+  writer.Submit(std::move(work));
+}
+
+void Aggregator::Impl::ArmExecTimer() {
+  std::optional<Clock::time_point> earliest;
+  {
+    std::lock_guard lock(chains_mutex);
+    for (const auto& [process, images] : chains) {
+      // A chain behind a connection still open is resolved when that one ends.
+      const bool all_ended = std::all_of(images.begin(), images.end(),
+                                         [](const auto& entry) { return entry.second.session != nullptr; });
+      const Image& tail = images.rbegin()->second;
+      if (all_ended && tail.successor_deadline &&
+          (!earliest || *tail.successor_deadline < *earliest)) {
+        earliest = tail.successor_deadline;
+      }
+    }
+  }
+  if (!earliest) return;
+  exec_timer.expires_at(*earliest);  // cancels an earlier wait
+  exec_timer.async_wait([this](boost::system::error_code ec) {
+    if (!ec) OnExecTimer();
+  });
+}
+
+void Aggregator::Impl::OnExecTimer() {
+  {
+    std::lock_guard lock(chains_mutex);
+    std::vector<ProcessId> processes;
+    for (const auto& entry : chains) processes.push_back(entry.first);
+    for (const ProcessId& process : processes) ResolveChains(process, false);
+  }
+  ArmExecTimer();
 }
 
 Aggregator::Aggregator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -423,7 +579,18 @@ std::vector<WrittenProfile> Aggregator::Finish(std::chrono::milliseconds drain) 
   lock.lock();
   impl.connections_changed.wait(lock, [&] { return impl.open.empty(); });
   lock.unlock();
-  // 3. Write everything, then stop the threads.
+  // 3. Write everything (processes that exec'd included, on the I/O thread with their
+  // timer), then stop the threads.
+  std::promise<void> chains_written;
+  asio::post(impl.io, [&impl, &chains_written] {
+    impl.exec_timer.cancel();
+    std::lock_guard chains_lock(impl.chains_mutex);
+    std::vector<Impl::ProcessId> processes;
+    for (const auto& entry : impl.chains) processes.push_back(entry.first);
+    for (const auto& process : processes) impl.ResolveChains(process, true);
+    chains_written.set_value();
+  });
+  chains_written.get_future().wait();
   impl.writer.StopAndJoin();
   impl.work.reset();
   impl.io.stop();
@@ -432,6 +599,8 @@ std::vector<WrittenProfile> Aggregator::Finish(std::chrono::milliseconds drain) 
   lock.lock();
   impl.finished = true;
   impl.result = impl.writer.written();
+  std::lock_guard chains_lock(impl.chains_mutex);
+  impl.result.insert(impl.result.end(), impl.recorded_nothing.begin(), impl.recorded_nothing.end());
   return impl.result;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <unordered_set>
@@ -217,10 +218,14 @@ uint32_t Session::MergedChild(uint32_t parent, const wire::NewNode& node) {
     key.module = node.module_id() == 0 ? 0 : connection_modules_.at(node.module_id());
     key.offset = node.offset();
   }
+  return MergedChild(key);
+}
+
+uint32_t Session::MergedChild(const NodeKey& key) {
   auto [it, inserted] = node_index_.emplace(key, static_cast<uint32_t>(nodes_.size()));
   if (inserted) {
     MergedNode merged;
-    merged.parent = parent;
+    merged.parent = key.parent;
     merged.module = key.module;
     merged.offset = key.offset;
     merged.kind = key.kind;
@@ -263,5 +268,128 @@ void Session::MergeDelta(const wire::Delta& delta) {
 }
 
 void Session::MarkDropped(const std::string& reason) { drop_reasons_.push_back(reason); }
+
+uint64_t Session::SampleCount() const {
+  uint64_t samples = 0;
+  for (const auto& [key, state] : threads_) samples += state.counters.samples();
+  return samples;
+}
+
+bool Session::RecordedNothing() const {
+  if (!drop_reasons_.empty() || !workspan_.empty()) return false;
+  for (const auto& [key, state] : threads_) {
+    const wire::ThreadCounters& c = state.counters;
+    if (c.samples() != 0 || c.idle_samples() != 0 || c.probe_samples() != 0 ||
+        c.dropped_reentrant() != 0 || c.dropped_no_memory() != 0) {
+      return false;
+    }
+  }
+  for (const MergedNode& node : nodes_) {
+    for (double value : node.exclusive) {
+      if (value != 0.0) return false;
+    }
+  }
+  return true;
+}
+
+Status Session::FoldExecPredecessor(const Session& earlier) {
+  if (!has_hello_ || !earlier.has_hello_) {
+    return Status::Error("an image without a Hello cannot be part of an exec chain");
+  }
+  if (earlier.hello_.clock() != hello_.clock() || earlier.hello_.period_ns() != hello_.period_ns()) {
+    return Status::Error(fmt::format("the images before and after exec were sampled differently "
+                                     "({}, {} ns against {}, {} ns)",
+                                     earlier.hello_.clock(), earlier.hello_.period_ns(),
+                                     hello_.clock(), hello_.period_ns()));
+  }
+  auto same_metric = [](const wire::MetricDescriptor& a, const wire::MetricDescriptor& b) {
+    return a.name() == b.name() && a.unit() == b.unit();
+  };
+  if (!std::equal(earlier.hello_.metrics().begin(), earlier.hello_.metrics().end(),
+                  hello_.metrics().begin(), hello_.metrics().end(), same_metric)) {
+    return Status::Error("the images before and after exec declare different metrics");
+  }
+  if (!earlier.workspan_.empty() && !workspan_.empty()) {
+    return Status::Error("both images before and after exec measured work and span");
+  }
+
+  // The earlier tree, node by node: its nodes are stored parents first, so each
+  // parent is mapped before its children.
+  std::vector<uint32_t> module_map(earlier.modules_.size(), 0);
+  for (size_t m = 1; m < earlier.modules_.size(); ++m) {
+    const ModuleIdentity& module = earlier.modules_[m];
+    auto [it, inserted] = module_index_.emplace(std::make_pair(module.path, module.build_id),
+                                                static_cast<uint32_t>(modules_.size()));
+    if (inserted) modules_.push_back(module);
+    module_map[m] = it->second;
+  }
+  std::vector<uint32_t> node_map(earlier.nodes_.size(), 0);
+  for (size_t i = 0; i < earlier.nodes_.size(); ++i) {
+    const MergedNode& node = earlier.nodes_[i];
+    if (i != 0) {
+      node_map[i] = MergedChild(
+          NodeKey{node_map[node.parent], module_map[node.module], node.offset, node.kind, node.edge});
+    }
+    std::vector<double>& exclusive = nodes_[node_map[i]].exclusive;
+    if (exclusive.size() < node.exclusive.size()) exclusive.resize(node.exclusive.size(), 0.0);
+    for (size_t v = 0; v < node.exclusive.size(); ++v) exclusive[v] += node.exclusive[v];
+  }
+
+  for (const auto& [key, before] : earlier.threads_) {
+    auto [it, inserted] = threads_.emplace(key, ThreadState{});
+    ThreadState& state = it->second;
+    if (inserted) {
+      // A thread exec ended: gone, with no node ids of this connection.
+      state.tid = before.tid;
+      state.thread_index = before.thread_index;
+      state.name = before.name;
+      state.exited = true;
+    } else if (state.name.empty()) {
+      state.name = before.name;
+    }
+    const wire::ThreadCounters& in = before.counters;
+    wire::ThreadCounters& sum = state.counters;
+    sum.set_samples(sum.samples() + in.samples());
+    sum.set_partial_unwinds(sum.partial_unwinds() + in.partial_unwinds());
+    sum.set_dropped_reentrant(sum.dropped_reentrant() + in.dropped_reentrant());
+    sum.set_dropped_no_memory(sum.dropped_no_memory() + in.dropped_no_memory());
+    sum.set_cpu_ns(sum.cpu_ns() + in.cpu_ns());
+    sum.set_idle_samples(sum.idle_samples() + in.idle_samples());
+    sum.set_idle_ns(sum.idle_ns() + in.idle_ns());
+    sum.set_overhead_samples(sum.overhead_samples() + in.overhead_samples());
+    sum.set_unattributed_overhead(sum.unattributed_overhead() + in.unattributed_overhead());
+    sum.set_probe_samples(sum.probe_samples() + in.probe_samples());
+    sum.set_probe_partial(sum.probe_partial() + in.probe_partial());
+  }
+  if (workspan_.empty()) workspan_ = earlier.workspan_;
+
+  // Warnings the earlier image's agent gave that this one did not repeat.
+  auto known = [&](const std::string& warning) {
+    return std::find(hello_.warnings().begin(), hello_.warnings().end(), warning) !=
+               hello_.warnings().end() ||
+           std::find(warnings_.begin(), warnings_.end(), warning) != warnings_.end();
+  };
+  for (const std::string& warning : earlier.hello_.warnings()) {
+    if (!known(warning)) warnings_.push_back(warning);
+  }
+  for (const std::string& warning : earlier.warnings_) {
+    if (!known(warning)) warnings_.push_back(warning);
+  }
+  drop_reasons_.insert(drop_reasons_.begin(), earlier.drop_reasons_.begin(),
+                       earlier.drop_reasons_.end());
+  deltas_applied_ += earlier.deltas_applied_;
+
+  profile::ExecImage image;
+  image.set_executable(earlier.hello_.executable());
+  *image.mutable_argv() = earlier.hello_.argv();
+  image.set_start_unix_ns(earlier.hello_.start_unix_ns());
+  image.set_end_unix_ns(earlier.goodbye_.end_unix_ns());
+  image.set_samples(earlier.SampleCount());
+  std::vector<profile::ExecImage> chain = earlier.exec_chain_;
+  chain.push_back(std::move(image));
+  chain.insert(chain.end(), exec_chain_.begin(), exec_chain_.end());
+  exec_chain_ = std::move(chain);
+  return Status::Ok();
+}
 
 }  // namespace cilkprof::aggregator

@@ -1,8 +1,9 @@
 // The aggregator: accepts agents on a Unix stream socket (and optionally TCP), merges
 // each process's per-thread CCTs, symbolizes, and writes one profile file per profiled
-// process image (a fork child or an exec'd program is its own profile). Runs its I/O
-// on its own thread (Boost.Asio). Embedded in `cilkprof run`; the daemon `cilkprofd`
-// wraps the same class.
+// process (a fork child is its own profile; the images a process exec's through, one
+// agent connection each, share one profile: see "Exec chains" below). Runs its I/O on
+// its own thread (Boost.Asio). Embedded in `cilkprof run`; the daemon `cilkprofd` wraps
+// the same class.
 #pragma once
 
 #include <chrono>
@@ -18,18 +19,24 @@
 
 namespace cilkprof::aggregator {
 
-// One profiled process image: the data of one agent connection.
+// One profiled process: the data of one agent connection, or of several when the
+// process exec'd (then `executable` is its last image).
 struct ProcessKey {
   uint32_t pid = 0;
   uint32_t ppid = 0;
   std::string executable;
-  uint32_t sequence = 0;  // 0 for the first connection the aggregator accepted, then 1, 2...
+  // 0 for the first connection the aggregator accepted, then 1, 2...; for a process
+  // that exec'd, the sequence of its first image's connection.
+  uint32_t sequence = 0;
+  std::vector<std::string> exec_chain;  // the executables it exec'd through, oldest first
 };
 
 struct WrittenProfile {
   ProcessKey process;
-  std::string path;             // empty if writing failed
+  std::string path;             // empty if writing failed or recorded_nothing
   Status status;                // why writing failed
+  // Not written because the process recorded nothing (skip_empty_profiles).
+  bool recorded_nothing = false;
   profile::Totals totals;
   uint32_t threads = 0;
   double duration_s = 0;
@@ -51,8 +58,18 @@ struct AggregatorOptions {
   // is asked again (a few times) rather than overwriting it.
   std::function<std::string(const ProcessKey&)> output_path;
   // Called after each profile is written (or fails to be), on the writer thread. It
-  // must not call Finish() or destroy the Aggregator.
+  // must not call Finish() or destroy the Aggregator. Not called for the profiles
+  // skip_empty_profiles leaves out.
   std::function<void(const WrittenProfile&)> on_written;
+  // Do not write the profiles of processes that recorded nothing (Session::
+  // RecordedNothing: the shells, `env`s and `readlink`s a wrapper script forks), except
+  // the process of the first connection, the program itself; Finish() lists them
+  // with recorded_nothing set.
+  bool skip_empty_profiles = false;
+  // How long the image a process exec'd from waits for the new image's agent to say
+  // Hello before it is written alone (the new program may run without the agent: a
+  // static or setuid binary, or LD_PRELOAD removed). Finish() does not wait for it.
+  std::chrono::milliseconds exec_successor_wait{30000};
 };
 
 // Threads: one I/O thread runs every connection (each on its own strand: reads,
@@ -62,6 +79,15 @@ struct AggregatorOptions {
 // ("connection lost"), or when it is dropped for bad data (the profile then holds
 // what was merged before, with a warning, and Totals.connections_dropped = 1). A
 // connection that never sent a valid Hello writes nothing.
+//
+// Exec chains. A process that execs keeps its pid (and parent): its agent says Goodbye
+// "exec", and the new image's agent connects again with a Hello of the same pid.
+// Connections of one (hostname, pid), in the order they were accepted, form a chain
+// while each one ended with Goodbye "exec" and the next has the same ppid; the chain
+// is written as one profile when its last image ends otherwise (exit, connection
+// lost, dropped), or when no next image said Hello within exec_successor_wait, or at
+// Finish(). Session::FoldExecPredecessor merges it; images it refuses to fold are
+// written separately.
 class Aggregator {
  public:
   // With the libdw symbolizer (defined in cilkprof_aggregator).

@@ -15,6 +15,11 @@
 // refused with a Status saying what was wrong; the session keeps everything merged
 // before it, and the caller drops the connection and still writes the profile.
 //
+// A process that execs keeps its pid: the connection of the image it replaced said
+// Goodbye "exec", and the new image's connection starts with its own Hello. The server
+// folds the finished sessions of such a chain into the last one (FoldExecPredecessor),
+// so that a process gives one profile whatever wrappers it exec'd through.
+//
 // Not thread-safe: one session is used by one connection's strand at a time.
 #pragma once
 
@@ -44,6 +49,9 @@ class Session {
   bool has_hello() const { return has_hello_; }
   bool has_goodbye() const { return has_goodbye_; }
   const wire::Hello& hello() const { return hello_; }
+  const wire::Goodbye& goodbye() const { return goodbye_; }
+  // The connection ended with Goodbye "exec": the process went on in another image.
+  bool ended_by_exec() const { return has_goodbye_ && goodbye_.reason() == "exec"; }
   const Status& error() const { return error_; }
   uint64_t deltas_applied() const { return deltas_applied_; }
   size_t merged_nodes() const { return nodes_.size(); }
@@ -54,6 +62,20 @@ class Session {
 
   // Adds a warning for the user to the profile's ProcessInfo.warnings.
   void AddWarning(std::string warning) { warnings_.push_back(std::move(warning)); }
+
+  // Nothing to show: no sample (working, idle or probe), no dropped sample, no metric
+  // value, no work/span data, no dropped connection.
+  bool RecordedNothing() const;
+
+  // Takes in the finished session of the image this one's process exec'd from (or of
+  // the same image before a failed exec): its tree, threads (the thread that called
+  // exec is the same thread here, so equal (thread_index, tid) are summed), modules,
+  // warnings, start time and exec chain, which gains `earlier`'s image. Both sessions
+  // must have ended. Refused, with this session unchanged, when the two cannot share
+  // one profile: different clocks, periods or metric lists, or work/span data in both.
+  Status FoldExecPredecessor(const Session& earlier);
+  // The images folded in, oldest first.
+  const std::vector<profile::ExecImage>& exec_chain() const { return exec_chain_; }
 
   // Builds the profile: symbolizes each distinct location once, nodes in
   // parent-before-child order, exclusive metrics. `end_unix_ns` is used when no
@@ -98,6 +120,8 @@ class Session {
   Status ValidateDelta(const wire::Delta& delta) const;
   void MergeDelta(const wire::Delta& delta);
   uint32_t MergedChild(uint32_t parent, const wire::NewNode& node);
+  uint32_t MergedChild(const NodeKey& key);
+  uint64_t SampleCount() const;
 
   Status error_;
   bool has_hello_ = false;
@@ -116,6 +140,7 @@ class Session {
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_index_;
   std::map<ThreadKey, ThreadState> threads_;
   WorkSpanJoin workspan_;  // the work/span call-site table (issue 5)
+  std::vector<profile::ExecImage> exec_chain_;
 };
 
 }  // namespace cilkprof::aggregator
