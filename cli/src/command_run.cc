@@ -111,8 +111,9 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
 }
 
 // Chooses every profile's file name; called on the aggregator's writer thread, in the
-// order processes end. The program itself (the first connection) gets the main name
-// whatever order they end in; forked or exec'd images get "<main>.<pid>.cilkprof".
+// order processes end. The program itself (the process of the first connection,
+// whatever it exec'd into: one profile) gets the main name whatever order they end
+// in; forked processes get "<main>.<pid>.cilkprof".
 class Naming {
  public:
   Naming(std::string explicit_path, bool force, std::string stem)
@@ -154,14 +155,65 @@ class Naming {
   std::set<std::string> taken_;
 };
 
+// "/usr/bin/env -> /usr/bin/bash (x4) -> /usr/bin/python3.11": the images a process
+// exec'd through, then the last one; repeats in a row counted, not listed.
+std::string ExecChainText(const aggregator::ProcessKey& process) {
+  std::vector<std::string> images = process.exec_chain;
+  images.push_back(process.executable);
+  std::string out;
+  for (size_t i = 0; i < images.size();) {
+    size_t same = 1;
+    while (i + same < images.size() && images[i + same] == images[i]) ++same;
+    if (!out.empty()) out += " -> ";
+    out += images[i];
+    if (same > 1) out += " (x" + std::to_string(same) + ")";
+    i += same;
+  }
+  return out;
+}
+
+// "37 more processes recorded no samples; no profile was written for them (bash x20,
+// readlink x9, ...)": the helpers a wrapper script forks, in one line.
+std::string RecordedNothingLine(const std::vector<aggregator::WrittenProfile>& written) {
+  std::vector<std::pair<std::string, size_t>> programs;  // basename, count
+  size_t count = 0;
+  for (const auto& profile : written) {
+    if (!profile.recorded_nothing) continue;
+    ++count;
+    const std::string& exe = profile.process.executable;
+    const std::string name = exe.substr(exe.rfind('/') == std::string::npos ? 0 : exe.rfind('/') + 1);
+    auto known = std::find_if(programs.begin(), programs.end(), [&](const auto& p) { return p.first == name; });
+    if (known == programs.end()) {
+      programs.emplace_back(name, 1);
+    } else {
+      ++known->second;
+    }
+  }
+  if (count == 0) return "";
+  std::stable_sort(programs.begin(), programs.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string list;
+  for (const auto& [name, n] : programs) {
+    list += (list.empty() ? "" : ", ") + name + (n > 1 ? " x" + std::to_string(n) : "");
+  }
+  return "cilkprof: " + std::to_string(count) + (count == 1 ? " more process" : " more processes") +
+         " recorded no samples; no profile was written for " + (count == 1 ? "it" : "them") + " (" + list +
+         ")\n";
+}
+
 void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit) {
-  // The program itself (the first connection) first, then forked or exec'd images.
+  // The profile with the most samples (the program the user meant, even behind a
+  // wrapper that forked it) first, then the others; the program itself first on a tie.
   std::stable_sort(written.begin(), written.end(), [](const auto& a, const auto& b) {
+    if (a.totals.samples() != b.totals.samples()) return a.totals.samples() > b.totals.samples();
     return a.process.sequence < b.process.sequence;
   });
+  size_t shown = 0;
+  for (const auto& profile : written) shown += profile.path.empty() ? 0 : 1;
   std::string out = "\ncilkprof: the program " + exit.description + "\n";
   std::string main_path;
   for (const auto& profile : written) {
+    if (profile.recorded_nothing) continue;  // one line below
     if (profile.path.empty()) {
       out += "cilkprof: the profile of pid " + std::to_string(profile.process.pid) + " (" +
              profile.process.executable + ") could not be written: " + profile.status.message() + "\n";
@@ -172,6 +224,7 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
       auto loaded = aggregator::ReadProfileFile(profile.path);
       if (loaded.ok()) {
         out += views::RenderSummaryText(views::Summarize(*loaded, profile.path, 5));
+        if (!profile.process.exec_chain.empty()) out += "Exec chain       " + ExecChainText(profile.process) + "\n";
         // Work and span, for programs on the Cilk runtime (issue 5).
         if (auto figures = views::WholeProgram(*loaded); figures.ok()) {
           out += views::RenderWorkSpanText(*figures);
@@ -180,13 +233,15 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
       } else {
         out += "Profile          " + profile.path + " (" + loaded.status().message() + ")\n";
       }
-      if (written.size() > 1) out += "Further profiles (forked or exec'd processes):\n";
+      if (shown > 1) out += "Further profiles (other processes):\n";
     } else {
       out += "  " + profile.path + "  pid " + std::to_string(profile.process.pid) + ", " +
-             profile.process.executable + ", " + std::to_string(profile.totals.samples()) + " samples, " +
-             std::to_string(profile.threads) + " threads\n";
+             (profile.process.exec_chain.empty() ? profile.process.executable : ExecChainText(profile.process)) +
+             ", " + std::to_string(profile.totals.samples()) + " samples, " + std::to_string(profile.threads) +
+             " threads\n";
     }
   }
+  out += RecordedNothingLine(written);
   if (!main_path.empty()) out += "View it with: cilkprof view top-down " + main_path + "\n";
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
@@ -258,6 +313,7 @@ int RunProgram(const RunArgs& args) {
   aggregator::AggregatorOptions options;
   options.unix_socket_path = socket;
   options.output_path = [naming](const aggregator::ProcessKey& key) { return naming->PathFor(key); };
+  options.skip_empty_profiles = true;  // PrintRunSummary lists them in one line
   auto started = aggregator::Aggregator::Start(std::move(options));
   if (!started.ok()) {
     PrintError("cannot start the profile collector: " + started.status().message());

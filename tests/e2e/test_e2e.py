@@ -203,20 +203,69 @@ class ForkAndExecTest(unittest.TestCase):
         finally:
             d.cleanup()
 
-    def test_exec_gives_separate_profiles_and_passes_exit_status(self):
+    def test_exec_continues_the_process_profile_and_passes_exit_status(self):
         d = ProfileDir()
         try:
             proc = run([CILKPROF_RUN, "-o", d.file("exec.cilkprof"), "--", program("e2e_exec_main"),
                         program("e2e_exec_target")], env={"UNITS": "20"}, check=False)
             self.assertEqual(proc.returncode, 3, proc.stderr)
+            # One process, one profile: the image before exec and the one after.
+            self.assertEqual(d.profiles(), [d.file("exec.cilkprof")])
+            names = names_in(view_json(d.file("exec.cilkprof")))
+            self.assertIn("before_exec", names)
+            self.assertIn("after_exec", names)
+            self.assertEqual(summary_json(d.file("exec.cilkprof"))["program"], program("e2e_exec_target"))
+            self.assertIn(f"Exec chain       {program('e2e_exec_main')} -> {program('e2e_exec_target')}\n",
+                          proc.stderr)
+        finally:
+            d.cleanup()
+
+
+class WrapperChainTest(unittest.TestCase):
+    """A program started through a wrapper (as version managers' shims are): a shell
+    script forks a helper subshell, then execs env, which execs a program that forks a
+    child doing the work. One profile per process that recorded something: the script's
+    process (sh -> env -> program) and the child; the helper is counted, not written;
+    the hint names the child's profile, which holds the samples."""
+
+    WRAPPER = """#!/bin/sh
+greeting=$(echo wrapped)
+exec /usr/bin/env E2E_GREETING="$greeting" "$@"
+"""
+
+    def test_one_profile_per_process_and_the_hint_names_the_busiest(self):
+        d = ProfileDir()
+        try:
+            wrapper = d.file("wrap")
+            with open(wrapper, "w") as f:
+                f.write(self.WRAPPER)
+            os.chmod(wrapper, 0o755)
+            main = d.file("wrap.cilkprof")
+            proc = run([CILKPROF_RUN, "-o", main, "--", wrapper, program("e2e_fork_worker")],
+                       env={"UNITS": "80"})
             profiles = d.profiles()
-            self.assertEqual(len(profiles), 2, f"expected one profile per image, got {profiles}")
-            trees = {p: names_in(view_json(p)) for p in profiles}
-            before = [p for p, names in trees.items() if "before_exec" in names]
-            after = [p for p, names in trees.items() if "after_exec" in names]
-            self.assertEqual(len(before), 1)
-            self.assertEqual(len(after), 1)
-            self.assertNotEqual(before[0], after[0])
+            self.assertEqual(len(profiles), 2, f"expected the script's process and the child, got {profiles}\n"
+                             f"{proc.stderr}")
+            self.assertIn(main, profiles)
+            child = [p for p in profiles if p != main][0]
+            self.assertIn(f"View it with: cilkprof view top-down {child}\n", proc.stderr)
+            self.assertIn("1 more process recorded no samples", proc.stderr)
+
+            # The script's process: sh, then env, then the program, in one profile.
+            self.assertEqual(summary_json(main)["program"], program("e2e_fork_worker"))
+            chain = [line for line in proc.stderr.splitlines() if line.startswith("Exec chain")]
+            self.assertEqual(len(chain), 0, "the busiest profile (the child) never exec'd")
+            self.assertIn("parent_setup", names_in(view_json(main)))
+            self.assertNotIn("child_work", names_in(view_json(main)))
+
+            # The child holds the work: ~300 ms of CPU on this machine, at 1 kHz.
+            tree = view_json(child)
+            work = sum(n["metrics"]["samples"]["inclusive"] for n in find_nodes(tree, "child_work"))
+            self.assertGreaterEqual(work, 100, f"child_work has {work} samples")
+            self.assertGreater(summary_json(child)["samples"], summary_json(main)["samples"])
+            further = [line for line in proc.stderr.splitlines() if line.startswith(f"  {main} ")]
+            self.assertEqual(len(further), 1, proc.stderr)
+            self.assertRegex(further[0], r"/usr/bin/env -> " + program("e2e_fork_worker"))
         finally:
             d.cleanup()
 
