@@ -100,6 +100,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
   CLI::App* import = nullptr;
   CLI::App* exporter = nullptr;
   CLI::Option* depth_option = nullptr;
+  CLI::Option* threshold_option = nullptr;
+  double threshold = 0;
   CLI::Option* freq_option = nullptr;
   if (run_only) {
     AddRunOptions(app, run_args, frequency);
@@ -119,9 +121,10 @@ int Dispatch(int argc, char** argv, Entry entry) {
                      "strands: work, span, count, function, start, end");
     view->add_option("profile", view_args.profile, "Profile file (.cilkprof)")->required();
     depth_option = view->add_option("--depth", depth, "Show N levels below the root");
-    view->add_option("--threshold", view_args.threshold_percent,
-                     "Hide rows below PCT percent of the program total (by the sort metric)")
-        ->check(CLI::Range(0.0, 100.0));
+    threshold_option = view->add_option("--threshold", threshold,
+                                        "Hide rows below PCT percent of the program total (by the sort metric); "
+                                        "text default 0.5, json and csv default 0 (every row)")
+                           ->check(CLI::Range(0.0, 100.0));
     view->add_option("--focus", view_args.focus, "Root the view at FUNCTION (all its contexts merged)");
     view->add_flag("--hot-path", view_args.hot_path, "Expand only while a child holds at least half of its parent");
     view->add_option("--metric", view_args.metric, "Metric to sort and threshold by (default: work)");
@@ -196,6 +199,7 @@ int Dispatch(int argc, char** argv, Entry entry) {
   }
   if (view && view->parsed()) {
     if (depth_option->count() > 0) view_args.depth = depth;
+    if (threshold_option->count() > 0) view_args.threshold_percent = threshold;
     return RunView(view_args);
   }
   if (summary && summary->parsed()) return RunSummary(summary_args);

@@ -51,7 +51,8 @@ int RunView(const ViewArgs& args) {
   }
   options.metric = *metric;
   options.depth = args.depth;
-  options.threshold_percent = args.threshold_percent;
+  const bool text = args.format != "json" && args.format != "csv";
+  options.threshold_percent = args.threshold_percent.value_or(text ? kDefaultTextThreshold : 0.0);
   options.hot_path = args.hot_path;
 
   std::optional<views::BottomUp> bottom_up;
@@ -78,7 +79,9 @@ int RunView(const ViewArgs& args) {
   } else if (args.format == "csv") {
     views::RenderCsv(source, options, out);
   } else {
-    views::RenderText(source, kind, options, views::ViewHeader{args.profile, header_program, header_pid}, out);
+    views::ViewHeader header{args.profile, header_program, header_pid};
+    if (!args.threshold_percent) header.default_threshold = true;
+    views::RenderText(source, kind, options, header, out);
   }
   if (!out.Flush()) {
     PrintError("cannot write the view to standard output");

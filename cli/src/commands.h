@@ -30,11 +30,16 @@ void PrintError(const std::string& message);
 int WriteStdout(const std::string& text, const std::string& what);
 void SetToolName(const std::string& name);
 
+// Rows under this share of the total are hidden in text views unless --threshold says
+// otherwise (perf report's callchain default): a terminal reader wants the rows that
+// matter, and the full caller tree of a recursive program runs to gigabytes.
+inline constexpr double kDefaultTextThreshold = 0.5;
+
 struct ViewArgs {
   std::string kind;     // top-down, bottom-up, flat
   std::string profile;
   std::optional<uint32_t> depth;
-  double threshold_percent = 0;
+  std::optional<double> threshold_percent;  // none: kDefaultTextThreshold for text, 0 otherwise
   std::string focus;
   bool hot_path = false;
   std::string metric;   // "" = default

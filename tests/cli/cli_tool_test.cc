@@ -147,6 +147,28 @@ TEST_F(WithProfile, CallSitesTitleNamesNoUnitBesideTheScaledColumns) {
       << text.out;
 }
 
+TEST_F(WithProfile, TextHidesRowsUnderHalfAPercentUnlessAsked) {
+  profile::Profile p = views::testing::SmallProfile();
+  auto* tiny = p.add_nodes();  // main > b: 1 us of 13.5 ms, 0.007%
+  tiny->set_parent(1);
+  tiny->set_location(4);
+  tiny->add_exclusive(0);
+  tiny->add_exclusive(1000);
+  const std::string path = dir_.File("tiny.cilkprof");
+  ASSERT_TRUE(aggregator::WriteProfileFile(path, p).ok());
+  const ToolResult text = RunTool({kCilkprof, "view", "top-down", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(Contains(text.out, "; rows under 0.5% hidden (--threshold 0 shows all)\n")) << text.out;
+  EXPECT_FALSE(Contains(text.out, "0.0%      b\n")) << text.out;
+  const ToolResult all = RunTool({kCilkprof, "view", "top-down", "--threshold", "0", path});
+  EXPECT_FALSE(Contains(all.out, "rows under")) << all.out;
+  EXPECT_TRUE(Contains(all.out, "0.0%      b\n")) << all.out;
+  EXPECT_GT(std::count(all.out.begin(), all.out.end(), '\n'), std::count(text.out.begin(), text.out.end(), '\n'));
+  // Scripts get every row unless they ask otherwise.
+  const ToolResult csv = RunTool({kCilkprof, "view", "top-down", "--format", "csv", path});
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), std::count(all.out.begin(), all.out.end(), '\n') - 1);
+}
+
 TEST_F(WithProfile, ViewErrorsAboutTheProfilesContents) {
   ExpectCleanError(RunTool({kCilkprof, "view", "top-down", path_, "--metric", "cycles"}), 2, "samples, work");
   ExpectCleanError(RunTool({kCilkprof, "view", "top-down", path_, "--focus", "nosuch"}), 1, "no function named");

@@ -309,7 +309,7 @@ TEST(CallSiteColumns, TextHasTheFourColumnsAligned) {
   options.depth = 3;
   options.threshold_percent = 20;
   EXPECT_EQ(RenderText(BuildTopDown(BottleneckProfile()), ViewKind::kTopDown, options, {"sb.cilkprof", "/bin/sb", 7}),
-            R"(# cilkprof top-down view of sb.cilkprof: /bin/sb (pid 7); work in ms, total 1103.0 ms; sorted by inclusive work
+            R"(# cilkprof top-down view of sb.cilkprof: /bin/sb (pid 7); work in ms, total 1103.0 ms; sorted by inclusive work; rows under 20% hidden
 Incl work (ms)   Incl%  Excl work (ms)   Excl%  Work(instr) (ms)  Span (ms)  Parallelism  Span %  Function
         1103.0  100.0%             0.0    0.0%                                                    <program root>
         1103.0  100.0%             0.0    0.0%                                                      main

@@ -71,7 +71,14 @@ class TextRenderer : public RowVisitor {
     line += ", total " + FormatScaled(total_, scale_) + (scale_.suffix.empty() ? "" : " " + scale_.suffix);
     line += "; sorted by ";
     line += options_.sort_key == SortKey::kInclusive ? "inclusive " : "exclusive ";
-    line += metric.name + "\n";
+    line += metric.name;
+    if (options_.threshold_percent > 0) {
+      char threshold[64];
+      std::snprintf(threshold, sizeof threshold, "%g%%", options_.threshold_percent);
+      line += std::string("; rows under ") + threshold + " hidden";
+      if (header_.default_threshold) line += " (--threshold 0 shows all)";
+    }
+    line += "\n";
 
     // No row's value exceeds the program total, nor a share 100%: the widths are known
     // before the first row.

@@ -42,6 +42,7 @@ struct ViewHeader {
   std::string profile_path;
   std::string program;  // executable path
   uint32_t pid = 0;
+  bool default_threshold = false;  // the threshold was not asked for: say how to see every row
 };
 
 // One header line, a column header, then one row per node, indented two spaces per
