@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "duration.h"
 #include "output_naming.h"
+#include "progress.h"
 #include "program_check.h"
 
 extern char** environ;
@@ -201,7 +202,7 @@ std::string RecordedNothingLine(const std::vector<aggregator::WrittenProfile>& w
          ")\n";
 }
 
-void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit) {
+void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit, Progress& progress) {
   // The profile with the most samples (the program the user meant, even behind a
   // wrapper that forked it) first, then the others; the program itself first on a tie.
   std::stable_sort(written.begin(), written.end(), [](const auto& a, const auto& b) {
@@ -221,6 +222,7 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
     }
     if (main_path.empty()) {
       main_path = profile.path;
+      progress.Stage("summarizing " + profile.path);
       auto loaded = aggregator::ReadProfileFile(profile.path);
       if (loaded.ok()) {
         out += views::RenderSummaryText(views::Summarize(*loaded, profile.path, 5));
@@ -243,6 +245,7 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
   }
   out += RecordedNothingLine(written);
   if (!main_path.empty()) out += "View it with: cilkprof view top-down " + main_path + "\n";
+  progress.Clear();
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
 
@@ -327,14 +330,18 @@ int RunProgram(const RunArgs& args) {
     PrintError(child.status().message());
     return kExitCannotExecute;
   }
+  // From here on the user waits for us, not for the program: say what takes time.
+  Progress progress(!args.quiet);
+  progress.Stage("collecting the last samples and writing the profile");
   const std::vector<aggregator::WrittenProfile> written = collector->Finish(kDrain);
   collector.reset();
 
   if (written.empty()) {
+    progress.Clear();
     PrintError("no profile was written: the agent never reported (the program " + child->description +
                "); check that " + *agent + " loads into it (LD_PRELOAD) and that nothing unsets LD_PRELOAD");
   } else if (!args.quiet) {
-    PrintRunSummary(written, *child);
+    PrintRunSummary(written, *child, progress);
   } else {
     for (const auto& profile : written) {
       if (profile.path.empty()) PrintError("a profile could not be written: " + profile.status.message());

@@ -4,16 +4,22 @@
 #include "cilkprof/views/summary.h"
 #include "cilkprof/views/workspan.h"
 #include "commands.h"
+#include "progress.h"
 
 namespace cilkprof::cli {
 
 int RunSummary(const SummaryArgs& args) {
+  Progress progress;
+  progress.Stage("reading " + args.profile);
   auto profile = aggregator::ReadProfileFile(args.profile);
   if (!profile.ok()) {
+    progress.Clear();
     PrintError(profile.status().message());
     return kExitFailure;
   }
+  progress.Stage("summarizing");
   if (args.what_if) {
+    progress.Clear();
     auto what_if = args.format == "json" ? views::RenderWhatIfJson(*profile) : views::RenderWhatIfText(*profile);
     if (!what_if.ok()) {
       PrintError(args.profile + " " + what_if.status().message());
@@ -21,7 +27,8 @@ int RunSummary(const SummaryArgs& args) {
     }
     return WriteStdout(*what_if, "the what-if table");
   }
-  const views::ProfileSummary summary = views::Summarize(*profile, args.profile, args.top, BuildOptionsOf(args.inline_mode));
+  const views::ProfileSummary summary =
+      views::Summarize(*profile, args.profile, args.top, BuildOptionsOf(args.inline_mode));
   std::string out = args.format == "json" ? views::RenderSummaryJson(summary, *profile)
                                           : views::RenderSummaryText(summary);
   // Work and span, when the profile has them (issue 5).
@@ -29,6 +36,7 @@ int RunSummary(const SummaryArgs& args) {
     out = args.format == "json" ? views::AddWorkSpanToSummaryJson(out, *figures)
                                 : out + views::RenderWorkSpanText(*figures);
   }
+  progress.Clear();
   return WriteStdout(out, "the summary");
 }
 

@@ -9,6 +9,7 @@
 #include "cilkprof/views/filter.h"
 #include "cilkprof/views/render.h"
 #include "commands.h"
+#include "progress.h"
 
 namespace cilkprof::cli {
 
@@ -21,11 +22,15 @@ views::BuildOptions BuildOptionsOf(const std::string& inline_mode) {
 int RunView(const ViewArgs& args) {
   if (args.kind == "callsites") return RunCallSitesView(args);
   if (args.kind == "strands") return RunStrandsView(args);
+  Progress progress;
+  progress.Stage("reading " + args.profile);
   auto profile = aggregator::ReadProfileFile(args.profile);
   if (!profile.ok()) {
+    progress.Clear();
     PrintError(profile.status().message());
     return kExitFailure;
   }
+  progress.Stage("building the " + args.kind + " view");
   views::ViewKind kind = views::ViewKind::kTopDown;
   views::ViewOptions options;
   options.sort_key = views::SortKey::kInclusive;
@@ -46,6 +51,7 @@ int RunView(const ViewArgs& args) {
 
   auto metric = views::ResolveMetric(tree.metrics(), args.metric);
   if (!metric.ok()) {
+    progress.Clear();
     PrintError(args.profile + ": " + metric.status().message());
     return args.metric.empty() ? kExitFailure : kExitUsage;
   }
@@ -60,6 +66,7 @@ int RunView(const ViewArgs& args) {
     bottom_up.emplace(tree);
     if (!args.focus.empty()) {
       if (Status focused = bottom_up->Focus(args.focus); !focused.ok()) {
+        progress.Clear();
         PrintError(args.profile + ": " + focused.message());
         return kExitFailure;
       }
@@ -67,11 +74,13 @@ int RunView(const ViewArgs& args) {
   } else if (!args.focus.empty()) {
     auto focused = views::FocusOn(tree, args.focus);
     if (!focused.ok()) {
+      progress.Clear();
       PrintError(args.profile + ": " + focused.status().message());
       return kExitFailure;
     }
     tree = std::move(*focused);
   }
+  progress.Clear();
   const views::ViewSource source = bottom_up ? views::ViewSource(*bottom_up) : views::ViewSource(tree);
   views::OutputSink out(stdout);
   if (args.format == "json") {

@@ -6,7 +6,14 @@
 #include "duration.h"
 #include "output_naming.h"
 #include "program_check.h"
+#include "progress.h"
 #include "run_tool.h"
+
+#include <poll.h>
+#include <pty.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 namespace cilkprof::cli {
 namespace {
@@ -124,6 +131,54 @@ TEST(AgentLocator, OverrideThenBuildTreeThenInstalled) {
   auto missing = LocateAgent("/nonexistent/agent.so", bin, "");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/agent.so"), std::string::npos);
+}
+
+TEST(Progress, LineSaysWhatAndHowLong) {
+  EXPECT_EQ(Progress::Line("writing the profile", 2.34), "cilkprof: writing the profile... 2.3 s");
+}
+
+TEST(Progress, SilentWhenNotATerminal) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  {
+    Progress progress(true, file, std::chrono::milliseconds(0));
+    progress.Stage("writing the profile");
+  }
+  EXPECT_EQ(std::ftell(file), 0);
+  std::fclose(file);
+}
+
+// On a terminal (a pseudo-terminal here) the line appears once the delay has passed,
+// and is erased when the work is done. Reads until the text arrives; no timing asserted.
+TEST(Progress, ShownOnATerminalAndErasedAtTheEnd) {
+  int master = -1, slave = -1;
+  ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  std::FILE* terminal = ::fdopen(slave, "w");
+  ASSERT_NE(terminal, nullptr);
+  std::string seen;
+  auto read_until = [&](const std::string& needle) {
+    char buffer[256];
+    while (seen.find(needle) == std::string::npos) {
+      pollfd fd{master, POLLIN, 0};
+      if (::poll(&fd, 1, 60'000) <= 0) return false;
+      const ssize_t n = ::read(master, buffer, sizeof buffer);
+      if (n <= 0) return false;
+      seen.append(buffer, static_cast<size_t>(n));
+    }
+    return true;
+  };
+  {
+    Progress progress(true, terminal, std::chrono::milliseconds(0));
+    progress.Stage("writing the profile");
+    EXPECT_TRUE(read_until("cilkprof: writing the profile... ")) << seen;
+  }
+  std::fclose(terminal);  // everything written is now readable; then the master sees the end
+  read_until("\n<end of output>");
+  const size_t erased = seen.rfind("\r\033[K");
+  ASSERT_NE(erased, std::string::npos) << seen;
+  EXPECT_GT(erased, seen.rfind("cilkprof:")) << "the line is erased last: " << seen;
+  EXPECT_EQ(seen.substr(erased), "\r\033[K");
+  ::close(master);
 }
 
 }  // namespace
