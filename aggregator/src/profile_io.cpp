@@ -1,6 +1,7 @@
 // The profile file format: encoding, decoding and validation (see profile_io.h and
 // the header comment of proto/cilkprof/profile.proto).
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,12 +37,13 @@ bool ValidEdge(int edge) { return wire::EdgeKind_IsValid(edge); }
 bool ValidKind(int kind) { return wire::FrameKind_IsValid(kind); }
 
 // Index integrity: what the views rely on to walk the tree without bounds checks.
-Status ValidateIndices(const profile::Profile& p) {
+// The tables first, then each node against them.
+Status ValidateTables(const profile::Profile& p, size_t node_count) {
   if (p.modules_size() == 0) return Status::Error("has no module table (modules[0] is required)");
   if (p.locations_size() == 0) {
     return Status::Error("has no location table (locations[0] is required)");
   }
-  if (p.nodes_size() == 0) return Status::Error("has no nodes (node 0, the root, is required)");
+  if (node_count == 0) return Status::Error("has no nodes (node 0, the root, is required)");
   for (int i = 1; i < p.locations_size(); ++i) {
     const profile::Location& loc = p.locations(i);
     if (loc.module() >= static_cast<uint32_t>(p.modules_size())) {
@@ -52,36 +54,95 @@ Status ValidateIndices(const profile::Profile& p) {
       return Status::Error(fmt::format("location {} has no source frame", i));
     }
   }
+  return Status::Ok();
+}
+
+Status ValidateNode(const profile::Profile& p, int i, const profile::Node& node) {
   const uint32_t metrics = static_cast<uint32_t>(p.metrics_size());
-  for (int i = 0; i < p.nodes_size(); ++i) {
-    const profile::Node& node = p.nodes(i);
-    if (i > 0 && node.parent() >= static_cast<uint32_t>(i)) {
-      return Status::Error(fmt::format(
-          "node {} has parent {}, which does not precede it (parents must come first)", i,
-          node.parent()));
-    }
-    if (!ValidKind(node.kind()) || !ValidEdge(node.edge())) {
-      return Status::Error(fmt::format("node {} has an unknown frame or edge kind", i));
-    }
-    if (node.location() >= static_cast<uint32_t>(p.locations_size())) {
-      return Status::Error(fmt::format("node {} refers to location {}, but there are only {}", i,
-                                       node.location(), p.locations_size()));
-    }
-    if (i > 0 && node.kind() == wire::FRAME_PC && node.location() == 0) {
-      return Status::Error(fmt::format("code node {} has no location", i));
-    }
-    if (static_cast<uint32_t>(node.exclusive_size()) > metrics) {
-      return Status::Error(fmt::format("node {} has {} metric values, but the profile defines {}",
-                                       i, node.exclusive_size(), metrics));
-    }
-    for (double v : node.exclusive()) {
-      if (!std::isfinite(v)) {
-        return Status::Error(fmt::format("node {} has a metric value that is not a number", i));
-      }
+  if (i > 0 && node.parent() >= static_cast<uint32_t>(i)) {
+    return Status::Error(fmt::format(
+        "node {} has parent {}, which does not precede it (parents must come first)", i,
+        node.parent()));
+  }
+  if (!ValidKind(node.kind()) || !ValidEdge(node.edge())) {
+    return Status::Error(fmt::format("node {} has an unknown frame or edge kind", i));
+  }
+  if (node.location() >= static_cast<uint32_t>(p.locations_size())) {
+    return Status::Error(fmt::format("node {} refers to location {}, but there are only {}", i,
+                                     node.location(), p.locations_size()));
+  }
+  if (i > 0 && node.kind() == wire::FRAME_PC && node.location() == 0) {
+    return Status::Error(fmt::format("code node {} has no location", i));
+  }
+  if (static_cast<uint32_t>(node.exclusive_size()) > metrics) {
+    return Status::Error(fmt::format("node {} has {} metric values, but the profile defines {}",
+                                     i, node.exclusive_size(), metrics));
+  }
+  for (double v : node.exclusive()) {
+    if (!std::isfinite(v)) {
+      return Status::Error(fmt::format("node {} has a metric value that is not a number", i));
     }
   }
   return Status::Ok();
 }
+
+Status ValidateIndices(const profile::Profile& p) {
+  if (Status tables = ValidateTables(p, static_cast<size_t>(p.nodes_size())); !tables.ok()) return tables;
+  for (int i = 0; i < p.nodes_size(); ++i) {
+    if (Status node = ValidateNode(p, i, p.nodes(i)); !node.ok()) return node;
+  }
+  return Status::Ok();
+}
+
+// The top-level fields of a serialized message, without parsing them: each one's
+// number and its bytes (tag included). False on malformed wire data.
+class FieldScanner {
+ public:
+  explicit FieldScanner(std::string_view bytes) : bytes_(bytes) {}
+  // The next field; `body` is the payload of a length-delimited field.
+  bool Next(uint32_t* number, std::string_view* field, std::string_view* body) {
+    const size_t start = at_;
+    uint64_t tag = 0;
+    if (!Varint(&tag)) return false;
+    *number = static_cast<uint32_t>(tag >> 3);
+    uint64_t skip = 0;
+    switch (tag & 7) {
+      case 0: {
+        uint64_t ignored;
+        if (!Varint(&ignored)) return false;
+        break;
+      }
+      case 1: skip = 8; break;
+      case 5: skip = 4; break;
+      case 2:
+        if (!Varint(&skip)) return false;
+        break;
+      default:
+        return false;  // groups and unknown wire types: not in this format
+    }
+    if (skip > bytes_.size() - at_) return false;
+    *body = bytes_.substr(at_, skip);
+    at_ += skip;
+    *field = bytes_.substr(start, at_ - start);
+    return *number != 0;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  bool Varint(uint64_t* value) {
+    *value = 0;
+    for (int shift = 0; shift < 64 && at_ < bytes_.size(); shift += 7) {
+      const auto byte = static_cast<unsigned char>(bytes_[at_++]);
+      *value |= uint64_t{byte & 0x7fu} << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  std::string_view bytes_;
+  size_t at_ = 0;
+};
+
+constexpr uint32_t kNodesField = 6;  // Profile.nodes
 
 }  // namespace
 
@@ -113,7 +174,10 @@ std::string EncodeProfileFile(const profile::Profile& profile) {
   return file;
 }
 
-Result<profile::Profile> DecodeProfileFile(const std::string& name, std::string_view bytes) {
+namespace {
+
+// The checks of the fixed header and the checksum; the payload on success.
+Result<std::string_view> CheckedPayload(const std::string& name, std::string_view bytes, uint32_t* version_out) {
   auto error = [&](const std::string& what) { return Status::Error(name + ": " + what); };
   if (bytes.empty()) {
     return error("empty file (0 bytes); the profile was not written; re-record it");
@@ -155,6 +219,7 @@ Result<profile::Profile> DecodeProfileFile(const std::string& name, std::string_
         length, kRerecord));
   }
   const std::string_view payload = bytes.substr(kProfileHeaderBytes);
+  *version_out = version;
   const uint64_t actual = Fnv1a64(payload);
   if (actual != checksum) {
     return error(fmt::format(
@@ -162,6 +227,24 @@ Result<profile::Profile> DecodeProfileFile(const std::string& name, std::string_
         "corrupted; {}",
         checksum, actual, kRerecord));
   }
+  return payload;
+}
+
+std::string UnparsableMessage(const std::string& name) {
+  return name + ": " + fmt::format(
+      "the payload does not parse as a profile although its checksum matches; the file was "
+      "written by an incompatible tool; {}",
+      kRerecord);
+}
+
+}  // namespace
+
+Result<profile::Profile> DecodeProfileFile(const std::string& name, std::string_view bytes) {
+  auto error = [&](const std::string& what) { return Status::Error(name + ": " + what); };
+  uint32_t version = 0;
+  auto checked = CheckedPayload(name, bytes, &version);
+  if (!checked.ok()) return checked.status();
+  const std::string_view payload = *checked;
   profile::Profile profile;
   if (payload.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !profile.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
@@ -182,36 +265,118 @@ Result<profile::Profile> DecodeProfileFile(const std::string& name, std::string_
   return profile;
 }
 
-Result<profile::Profile> ReadProfileFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    return Status::Error(fmt::format("{}: cannot open ({}); check the path and its permissions",
-                                     path, std::strerror(err)));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::Error(fmt::format("{}: not a regular file; pass a .cilkprof profile file", path));
-  }
-  std::string bytes;
-  bytes.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (true) {
-    if (done == bytes.size()) bytes.resize(bytes.size() + 65536);  // the file grew
-    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
+namespace {
+
+// A profile file mapped read-only (no copy on the heap), or an error naming the path.
+class MappedFile {
+ public:
+  static Result<MappedFile> Open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
       const int err = errno;
-      ::close(fd);
-      return Status::Error(fmt::format("{}: read error ({})", path, std::strerror(err)));
+      return Status::Error(fmt::format("{}: cannot open ({}); check the path and its permissions",
+                                       path, std::strerror(err)));
     }
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Status::Error(fmt::format("{}: not a regular file; pass a .cilkprof profile file", path));
+    }
+    MappedFile file;
+    if (st.st_size > 0) {
+      void* at = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (at == MAP_FAILED) {
+        const int err = errno;
+        ::close(fd);
+        return Status::Error(fmt::format("{}: read error ({})", path, std::strerror(err)));
+      }
+      ::madvise(at, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      file.data_ = static_cast<const char*>(at);
+      file.size_ = static_cast<size_t>(st.st_size);
+    }
+    ::close(fd);
+    return file;
   }
-  ::close(fd);
-  bytes.resize(done);
-  return DecodeProfileFile(path, bytes);
+  MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(other.size_) { other.data_ = nullptr; }
+  MappedFile(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+  }
+  std::string_view bytes() const { return {data_, size_}; }
+
+ private:
+  MappedFile() = default;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+Result<profile::Profile> ReadProfileFile(const std::string& path) {
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  return DecodeProfileFile(path, file->bytes());
+}
+
+Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCallback& on_node) {
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  auto error = [&](const std::string& what) { return Status::Error(path + ": " + what); };
+  uint32_t version = 0;
+  auto checked = CheckedPayload(path, file->bytes(), &version);
+  if (!checked.ok()) return checked.status();
+  const std::string_view payload = *checked;
+
+  // Pass 1: every field but the nodes makes up the profile (tables come in any order).
+  std::string tables;
+  size_t node_count = 0;
+  {
+    FieldScanner scan(payload);
+    uint32_t number = 0;
+    std::string_view field, body;
+    while (!scan.done()) {
+      if (!scan.Next(&number, &field, &body)) return Status::Error(UnparsableMessage(path));
+      if (number == kNodesField) {
+        ++node_count;
+      } else {
+        tables.append(field);
+      }
+    }
+  }
+  profile::Profile profile;
+  if (tables.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      node_count > std::numeric_limits<uint32_t>::max() ||
+      !profile.ParseFromArray(tables.data(), static_cast<int>(tables.size()))) {
+    return Status::Error(UnparsableMessage(path));
+  }
+  tables = {};
+  if (profile.format_version() != version) {
+    return error(fmt::format(
+        "the header says format version {} but the payload says {}; the file is damaged; {}",
+        version, profile.format_version(), kRerecord));
+  }
+  auto damaged = [&](const Status& status) {
+    return error(fmt::format("inconsistent profile: {}; the file is damaged; {}", status.message(), kRerecord));
+  };
+  if (Status status = ValidateTables(profile, node_count); !status.ok()) return damaged(status);
+
+  // Pass 2: the nodes, one reused message at a time, checked against the tables.
+  FieldScanner scan(payload);
+  uint32_t number = 0;
+  std::string_view field, body;
+  profile::Node node;
+  int index = 0;
+  while (!scan.done()) {
+    scan.Next(&number, &field, &body);  // pass 1 read the same bytes
+    if (number != kNodesField) continue;
+    if (!node.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+      return Status::Error(UnparsableMessage(path));
+    }
+    if (Status status = ValidateNode(profile, index, node); !status.ok()) return damaged(status);
+    on_node(static_cast<uint32_t>(index), node);
+    ++index;
+  }
+  return profile;
 }
 
 }  // namespace cilkprof::aggregator

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent_locator.h"
+#include "analysis_input.h"
 #include "child_process.h"
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/aggregator/server.h"
@@ -223,12 +224,12 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
     if (main_path.empty()) {
       main_path = profile.path;
       progress.Stage("summarizing " + profile.path);
-      auto loaded = aggregator::ReadProfileFile(profile.path);
+      auto loaded = ReadForAnalysis(profile.path);
       if (loaded.ok()) {
-        out += views::RenderSummaryText(views::Summarize(*loaded, profile.path, 5));
+        out += views::RenderSummaryText(views::Summarize(loaded->profile, loaded->nodes, profile.path, 5));
         if (!profile.process.exec_chain.empty()) out += "Exec chain       " + ExecChainText(profile.process) + "\n";
         // Work and span, for programs on the Cilk runtime (issue 5).
-        if (auto figures = views::WholeProgram(*loaded); figures.ok()) {
+        if (auto figures = views::WholeProgram(loaded->profile); figures.ok()) {
           out += views::RenderWorkSpanText(*figures);
           out += "Call sites (work and span): cilkprof view callsites " + profile.path + "\n";
         }

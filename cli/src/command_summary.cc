@@ -1,6 +1,6 @@
 // `cilkprof summary PROFILE [--format text|json]`.
 
-#include "cilkprof/aggregator/profile_io.h"
+#include "analysis_input.h"
 #include "cilkprof/views/summary.h"
 #include "cilkprof/views/workspan.h"
 #include "commands.h"
@@ -11,12 +11,13 @@ namespace cilkprof::cli {
 int RunSummary(const SummaryArgs& args) {
   Progress progress;
   progress.Stage("reading " + args.profile);
-  auto profile = aggregator::ReadProfileFile(args.profile);
-  if (!profile.ok()) {
+  auto input = ReadForAnalysis(args.profile);
+  if (!input.ok()) {
     progress.Clear();
-    PrintError(profile.status().message());
+    PrintError(input.status().message());
     return kExitFailure;
   }
+  const profile::Profile* profile = &input->profile;
   progress.Stage("summarizing");
   if (args.what_if) {
     progress.Clear();
@@ -28,7 +29,7 @@ int RunSummary(const SummaryArgs& args) {
     return WriteStdout(*what_if, "the what-if table");
   }
   const views::ProfileSummary summary =
-      views::Summarize(*profile, args.profile, args.top, BuildOptionsOf(args.inline_mode));
+      views::Summarize(*profile, input->nodes, args.profile, args.top, BuildOptionsOf(args.inline_mode));
   std::string out = args.format == "json" ? views::RenderSummaryJson(summary, *profile)
                                           : views::RenderSummaryText(summary);
   // Work and span, when the profile has them (issue 5).

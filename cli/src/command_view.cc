@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "cilkprof/aggregator/profile_io.h"
+#include "analysis_input.h"
 #include "cilkprof/views/bottom_up.h"
 #include "cilkprof/views/build.h"
 #include "cilkprof/views/filter.h"
@@ -24,10 +24,10 @@ int RunView(const ViewArgs& args) {
   if (args.kind == "strands") return RunStrandsView(args);
   Progress progress;
   progress.Stage("reading " + args.profile);
-  auto profile = aggregator::ReadProfileFile(args.profile);
-  if (!profile.ok()) {
+  auto input = ReadForAnalysis(args.profile);
+  if (!input.ok()) {
     progress.Clear();
-    PrintError(profile.status().message());
+    PrintError(input.status().message());
     return kExitFailure;
   }
   progress.Stage("building the " + args.kind + " view");
@@ -44,10 +44,11 @@ int RunView(const ViewArgs& args) {
   const views::BuildOptions build = BuildOptionsOf(args.inline_mode);
   // The tree a view walks: top-down (bottom-up expands from it) or flat.
   views::RowTree tree =
-      kind == views::ViewKind::kFlat ? views::BuildFlat(*profile, build) : views::BuildTopDown(*profile, build);
-  const std::string header_program = profile->process().executable();
-  const uint32_t header_pid = profile->process().pid();
-  profile::Profile().Swap(&*profile);  // the tree holds all the view needs: free the rest
+      kind == views::ViewKind::kFlat ? views::BuildFlat(input->profile, input->nodes, build)
+                                     : views::BuildTopDown(input->profile, input->nodes, build);
+  const std::string header_program = input->profile.process().executable();
+  const uint32_t header_pid = input->profile.process().pid();
+  input = Status::Error("released");  // the tree holds all the view needs: free the rest
 
   auto metric = views::ResolveMetric(tree.metrics(), args.metric);
   if (!metric.ok()) {

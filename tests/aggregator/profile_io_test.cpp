@@ -78,12 +78,17 @@ void Spit(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
+// Both readers, the whole-profile one and the one that streams nodes, reject the file
+// with the same message.
 void ExpectRejected(const std::string& path, const std::string& needle) {
   auto read = ReadProfileFile(path);
   ASSERT_FALSE(read.ok()) << "expected " << needle;
   const std::string message = read.status().message();
   EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
   EXPECT_NE(message.find(needle), std::string::npos) << message;
+  auto streamed = ReadProfileFile(path, [](uint32_t, const profile::Node&) {});
+  ASSERT_FALSE(streamed.ok()) << "streaming reader accepted what the reader rejects: " << needle;
+  EXPECT_EQ(streamed.status().message(), message);
 }
 
 TEST(ProfileIoTest, RoundTripsExactly) {
@@ -236,6 +241,50 @@ void ExpectInconsistent(profile::Profile p, const std::string& needle) {
   ASSERT_FALSE(read.ok()) << needle;
   EXPECT_NE(read.status().message().find("inconsistent profile"), std::string::npos);
   EXPECT_NE(read.status().message().find(needle), std::string::npos) << read.status().message();
+  TempDir dir;
+  const std::string path = dir.File("bad.cilkprof");
+  Spit(path, EncodeProfileFile(p));
+  ExpectRejected(path, needle);
+}
+
+// The streaming reader hands over every node, in order, and keeps the rest; the
+// tables may come after the nodes (protobuf does not fix field order).
+TEST(ProfileIoTest, StreamingReaderHandsOverEveryNodeAndKeepsTheRest) {
+  TempDir dir;
+  const profile::Profile original = SampleProfile();
+  for (bool nodes_first : {false, true}) {
+    std::string payload;
+    if (nodes_first) {
+      profile::Profile nodes_only, rest = original;
+      *nodes_only.mutable_nodes() = original.nodes();
+      rest.clear_nodes();
+      payload = nodes_only.SerializeAsString() + rest.SerializeAsString();
+    } else {
+      payload = original.SerializeAsString();
+    }
+    std::string bytes = EncodeProfileFile(original);
+    bytes.resize(kProfileHeaderBytes - 16);
+    for (uint64_t v : {uint64_t{payload.size()}, Fnv1a64(payload)}) {
+      for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    }
+    bytes += payload;
+    const std::string path = dir.File(nodes_first ? "b.cilkprof" : "a.cilkprof");
+    Spit(path, bytes);
+    std::vector<profile::Node> nodes;
+    auto read = ReadProfileFile(path, [&](uint32_t index, const profile::Node& node) {
+      EXPECT_EQ(index, nodes.size());
+      nodes.push_back(node);
+    });
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    EXPECT_EQ(read->nodes_size(), 0);
+    ASSERT_EQ(nodes.size(), static_cast<size_t>(original.nodes_size()));
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(nodes[i], original.nodes(static_cast<int>(i))));
+    }
+    profile::Profile without_nodes = original;
+    without_nodes.clear_nodes();
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*read, without_nodes));
+  }
 }
 
 TEST(ProfileIoTest, BrokenIndicesAreRejected) {

@@ -15,31 +15,19 @@ struct FrameLabel {
   bool inlined = false;
 };
 
-// A profile's stored metric values, padded with zeros (a node's list may be shorter).
+// A node's stored metric values, padded with zeros (a node's list may be shorter).
 class NodeValues {
  public:
-  NodeValues(const profile::Profile& profile, size_t metric_count)
-      : profile_(profile), values_(metric_count, 0.0) {}
-  const double* Exclusive(int node) {
-    const auto& exclusive = profile_.nodes(node).exclusive();
-    for (size_t m = 0; m < values_.size(); ++m) {
-      values_[m] = m < static_cast<size_t>(exclusive.size()) ? exclusive[static_cast<int>(m)] : 0.0;
-    }
+  NodeValues(const ProfileNodes& nodes, size_t metric_count) : nodes_(nodes), values_(metric_count, 0.0) {}
+  const double* Exclusive(uint32_t node) {
+    nodes_.Exclusive(node, values_.size(), values_.data());
     return values_.data();
   }
 
  private:
-  const profile::Profile& profile_;
+  const ProfileNodes& nodes_;
   std::vector<double> values_;
 };
-
-// Parent index of profile node i, clamped so a malformed file cannot loop.
-uint32_t ParentOf(const profile::Profile& profile, int i) {
-  const uint32_t parent = profile.nodes(i).parent();
-  return parent < static_cast<uint32_t>(i) ? parent : 0;
-}
-
-Edge EdgeOf(const profile::Node& node) { return node.edge() == wire::EDGE_SPAWN ? Edge::kSpawn : Edge::kCall; }
 
 const std::string& ModulePath(const profile::Profile& profile, uint32_t module) {
   static const std::string kUnknown;
@@ -92,13 +80,21 @@ TreeContext ContextOf(const profile::Profile& profile) {
 }  // namespace
 
 RowTree BuildTopDown(const profile::Profile& profile, const BuildOptions& options) {
+  return BuildTopDown(profile, ProfileNodes::Of(profile), options);
+}
+
+RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options) {
+  return BuildFlat(profile, ProfileNodes::Of(profile), options);
+}
+
+RowTree BuildTopDown(const profile::Profile& profile, const ProfileNodes& nodes, const BuildOptions& options) {
   TreeContext context = ContextOf(profile);
   context.sites_topmost_only = true;
   RowTreeBuilder builder(std::move(context));
   LabelTable& labels = builder.labels();
   const size_t metric_count = builder.context().metrics.stored();
-  const int node_count = profile.nodes_size();
-  if (node_count == 0) return builder.Finish(RowTreeBuilder::Inclusive::kFromExclusive);
+  const uint32_t node_count = nodes.size();
+  if (node_count == 0) return builder.Finish();
 
   LocationFrames frames(profile, options.inline_mode);
   // Labels per location (outermost first), computed once.
@@ -123,20 +119,19 @@ RowTree BuildTopDown(const profile::Profile& profile, const BuildOptions& option
 
   // The call sites of each address node go to the row of its outermost frame (for a
   // spawned strand, the "[spawn] f" row).
-  const NodeSites sites_of = JoinCallSitesToNodes(profile);
-  NodeValues values(profile, metric_count);
+  const NodeSites sites_of = JoinCallSitesToNodes(profile, nodes);
+  NodeValues values(nodes, metric_count);
   // Profile node -> the row of its innermost frame.
-  std::vector<uint32_t> row_of(static_cast<size_t>(node_count), 0);
+  std::vector<uint32_t> row_of(node_count, 0);
   builder.AddExclusive(0, values.Exclusive(0));
-  for (int i = 1; i < node_count; ++i) {
-    const profile::Node& node = profile.nodes(i);
-    uint32_t row = row_of[ParentOf(profile, i)];
+  for (uint32_t i = 1; i < node_count; ++i) {
+    uint32_t row = row_of[nodes.parent(i)];
     const FrameLabel* first = nullptr;
     size_t count = 1;
-    if (node.kind() == wire::FRAME_PARTIAL_UNWIND) {
+    if (nodes.partial_unwind(i)) {
       first = &partial;
-    } else if (frames.Valid(node.location())) {
-      const auto& chain = labels_of(node.location());
+    } else if (frames.Valid(nodes.location(i))) {
+      const auto& chain = labels_of(nodes.location(i));
       first = chain.data();
       count = chain.size();
     } else {
@@ -145,38 +140,38 @@ RowTree BuildTopDown(const profile::Profile& profile, const BuildOptions& option
     for (size_t f = 0; f < count; ++f) {
       // The node's edge is how its outermost frame was entered; inlined frames
       // within one address are calls.
-      row = builder.FindOrAdd(row, first[f].label, f == 0 ? EdgeOf(node) : Edge::kCall, first[f].inlined);
-      if (f == 0) builder.AddSites(row, sites_of[static_cast<size_t>(i)]);
+      row = builder.FindOrAdd(row, first[f].label, f == 0 ? nodes.edge(i) : Edge::kCall, first[f].inlined);
+      if (f == 0) builder.AddSites(row, sites_of[i]);
     }
-    row_of[static_cast<size_t>(i)] = row;
+    row_of[i] = row;
     builder.AddExclusive(row, values.Exclusive(i));
   }
-  return builder.Finish(RowTreeBuilder::Inclusive::kFromExclusive);
+  return builder.Finish();
 }
 
-RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options) {
-  RowTreeBuilder builder(ContextOf(profile));
+RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, const BuildOptions& options) {
+  RowTreeBuilder builder(ContextOf(profile), LabelTable::kRoot, RowTreeBuilder::Inclusive::kAsAdded);
   LabelTable& labels = builder.labels();
   const size_t metric_count = builder.context().metrics.stored();
-  const auto node_count = static_cast<size_t>(profile.nodes_size());
-  if (node_count == 0) return builder.Finish(RowTreeBuilder::Inclusive::kAsAdded);
+  const size_t node_count = nodes.size();
+  if (node_count == 0) return builder.Finish();
 
   // Inclusive values and children of the address-level tree.
-  NodeValues values(profile, metric_count);
+  NodeValues values(nodes, metric_count);
   std::vector<double> inclusive(node_count * metric_count);
   for (size_t i = 0; i < node_count; ++i) {
-    std::copy_n(values.Exclusive(static_cast<int>(i)), metric_count, &inclusive[i * metric_count]);
+    std::copy_n(values.Exclusive(static_cast<uint32_t>(i)), metric_count, &inclusive[i * metric_count]);
   }
   std::vector<uint32_t> first_child(node_count + 1, 0), children(node_count > 0 ? node_count - 1 : 0);
   for (size_t i = node_count; i-- > 1;) {
-    const uint32_t parent = ParentOf(profile, static_cast<int>(i));
+    const uint32_t parent = nodes.parent(static_cast<uint32_t>(i));
     for (size_t m = 0; m < metric_count; ++m) inclusive[parent * metric_count + m] += inclusive[i * metric_count + m];
     ++first_child[parent + 1];
   }
   for (size_t i = 0; i < node_count; ++i) first_child[i + 1] += first_child[i];
   {
     std::vector<uint32_t> next(first_child.begin(), first_child.end() - 1);
-    for (size_t i = 1; i < node_count; ++i) children[next[ParentOf(profile, static_cast<int>(i))]++] = static_cast<uint32_t>(i);
+    for (size_t i = 1; i < node_count; ++i) children[next[nodes.parent(static_cast<uint32_t>(i))]++] = static_cast<uint32_t>(i);
   }
   builder.AddExclusive(0, values.Exclusive(0));
   builder.AddInclusive(0, &inclusive[0]);
@@ -212,25 +207,25 @@ RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options) 
   std::vector<std::vector<uint32_t>> location_rows(static_cast<size_t>(std::max(profile.locations_size(), 1)));
   std::vector<uint32_t> partial_rows, unknown_rows;
   auto rows_of_node = [&](size_t n) -> const std::vector<uint32_t>& {
-    const profile::Node& node = profile.nodes(static_cast<int>(n));
-    if (node.kind() == wire::FRAME_PARTIAL_UNWIND) {
+    const auto node = static_cast<uint32_t>(n);
+    if (nodes.partial_unwind(node)) {
       if (partial_rows.empty()) {
         partial_rows.push_back(builder.FindOrAdd(0, labels.Intern(RowKind::kPartialUnwind, kPartialUnwindName, "", 0, ""),
                                                  Edge::kCall, false));
       }
       return partial_rows;
     }
-    if (!frames.Valid(node.location())) {
+    if (!frames.Valid(nodes.location(node))) {
       if (unknown_rows.empty()) {
         const FrameRows r = rows_of_frame(nullptr, "");
         unknown_rows.assign(std::begin(r.rows), std::end(r.rows));
       }
       return unknown_rows;
     }
-    auto& rows = location_rows[node.location()];
+    auto& rows = location_rows[nodes.location(node)];
     if (rows.empty()) {
-      const std::string& module = ModulePath(profile, profile.locations(static_cast<int>(node.location())).module());
-      for (const profile::SourceFrame* frame : frames.Frames(node.location())) {
+      const std::string& module = ModulePath(profile, profile.locations(static_cast<int>(nodes.location(node))).module());
+      for (const profile::SourceFrame* frame : frames.Frames(nodes.location(node))) {
         const FrameRows r = rows_of_frame(frame, module);
         rows.insert(rows.end(), std::begin(r.rows), std::end(r.rows));
       }
@@ -242,7 +237,7 @@ RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options) 
   // line; created when no sample fell on it), from the outermost address node they
   // joined on each path: a site under an enclosing node that already gave that line
   // its sites is a nested (recursive) invocation of code the outer one covers.
-  const NodeSites sites_of = JoinCallSitesToNodes(profile);
+  const NodeSites sites_of = JoinCallSitesToNodes(profile, nodes);
   std::vector<int64_t> line_row_of_site(builder.context().call_sites->sites.size(), -2);  // -2: not yet known
   auto site_line_row = [&](uint32_t site) -> int64_t {
     if (site >= line_row_of_site.size()) return -1;
@@ -285,7 +280,7 @@ RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options) 
     std::sort(site_rows.begin(), site_rows.end());
     site_rows.erase(std::unique(site_rows.begin(), site_rows.end()), site_rows.end());
     for (uint32_t r : site_rows) ++site_active[r];
-    const double* exclusive = values.Exclusive(static_cast<int>(n));
+    const double* exclusive = values.Exclusive(n);
     // The innermost frame's rows (the last four, or the one marker row) take the exclusive value.
     const size_t innermost = rows.size() >= 4 ? rows.size() - 4 : 0;
     for (size_t k = innermost; k < rows.size(); ++k) builder.AddExclusive(rows[k], exclusive);
@@ -312,7 +307,7 @@ RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options) 
       }
     }
   }
-  return builder.Finish(RowTreeBuilder::Inclusive::kAsAdded);
+  return builder.Finish();
 }
 
 }  // namespace cilkprof::views

@@ -44,10 +44,6 @@ std::optional<FunctionKey> FunctionOf(const profile::Profile& p, uint32_t locati
   return FunctionKey{module ? module->path() : "", outer.function(), outer.function_file(), outer.function_line()};
 }
 
-uint32_t ParentOf(const profile::Profile& p, int i) {
-  const uint32_t parent = p.nodes(i).parent();
-  return parent < static_cast<uint32_t>(i) ? parent : 0;
-}
 
 // The enclosing Cilk context a call site names in parent_location.
 struct Context {
@@ -96,9 +92,11 @@ const profile::SourceFrame* CallSiteUserFrame(const profile::Profile& p, uint32_
   return UserFrameAt(p, location);  // the frame `view callsites` shows (workspan.h)
 }
 
-NodeSites JoinCallSitesToNodes(const profile::Profile& p) {
+NodeSites JoinCallSitesToNodes(const profile::Profile& p) { return JoinCallSitesToNodes(p, ProfileNodes::Of(p)); }
+
+NodeSites JoinCallSitesToNodes(const profile::Profile& p, const ProfileNodes& nodes) {
   NodeSites result;
-  const auto node_count = static_cast<size_t>(p.nodes_size());
+  const size_t node_count = nodes.size();
   if (!p.has_workspan() || node_count == 0) return result;
   const profile::WorkSpan& ws = p.workspan();
 
@@ -144,11 +142,11 @@ NodeSites JoinCallSitesToNodes(const profile::Profile& p) {
     if (auto function = FunctionOf(p, static_cast<uint32_t>(l))) location_function[l] = functions.Find(*function);
   }
   std::vector<int> address_of(node_count, -1), function_of(node_count, -1);
-  for (size_t i = 1; i < node_count; ++i) {
-    const profile::Node& node = p.nodes(static_cast<int>(i));
-    if (node.kind() != wire::FRAME_PC || node.location() == 0 || node.location() >= location_count) continue;
-    address_of[i] = location_address[node.location()];
-    function_of[i] = location_function[node.location()];
+  for (uint32_t i = 1; i < node_count; ++i) {
+    const uint32_t location = nodes.location(i);
+    if (!nodes.code(i) || location == 0 || location >= location_count) continue;
+    address_of[i] = location_address[location];
+    function_of[i] = location_function[location];
   }
   auto holds_scope = [&](size_t node) {
     return function_of[node] >= 0 && call_sites_of.count(function_of[node]) > 0;
@@ -161,10 +159,9 @@ NodeSites JoinCallSitesToNodes(const profile::Profile& p) {
     size_t via = 0;  // the frame, for kScopeFunction: the walk resumes above it
   };
   std::vector<Up> up(node_count);
-  for (size_t x = 1; x < node_count; ++x) {
-    const profile::Node& node = p.nodes(static_cast<int>(x));
-    const size_t parent = ParentOf(p, static_cast<int>(x));
-    if (node.edge() == wire::EDGE_SPAWN && parent != 0) {
+  for (uint32_t x = 1; x < node_count; ++x) {
+    const size_t parent = nodes.parent(x);
+    if (nodes.edge(x) == Edge::kSpawn && parent != 0) {
       up[x] = {{Context::kSpawnPoint, address_of[parent]}, parent};
     } else if (parent == 0) {
       up[x] = {{Context::kRoot, -1}, 0};
@@ -177,12 +174,11 @@ NodeSites JoinCallSitesToNodes(const profile::Profile& p) {
 
   result.offsets_.assign(node_count + 1, 0);
   std::vector<uint32_t> sites;
-  for (size_t n = 1; n < node_count; ++n) {
+  for (uint32_t n = 1; n < node_count; ++n) {
     sites.clear();
-    const profile::Node& node = p.nodes(static_cast<int>(n));
-    const size_t parent = ParentOf(p, static_cast<int>(n));
+    const size_t parent = nodes.parent(n);
     // A spawned strand hangs under its spawn point.
-    if (node.edge() == wire::EDGE_SPAWN && parent != 0 && address_of[parent] >= 0) {
+    if (nodes.edge(n) == Edge::kSpawn && parent != 0 && address_of[parent] >= 0) {
       auto it = spawn_sites_at.find(address_of[parent]);
       if (it != spawn_sites_at.end()) sites.insert(sites.end(), it->second.begin(), it->second.end());
     }

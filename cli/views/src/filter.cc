@@ -160,7 +160,7 @@ Result<RowTree> FocusOn(const RowTree& tree, const std::string& function) {
       ++n;
     }
   }
-  RowTreeBuilder builder(tree.context(), tree.label(outermost.front()));
+  RowTreeBuilder builder(tree.context(), tree.label(outermost.front()), RowTreeBuilder::Inclusive::kAsAdded);
   builder.SetInlined(0, tree.inlined(outermost.front()));
   std::vector<uint32_t> mapped;  // row of the subtree -> row of the focused tree
   for (uint32_t m : outermost) {
@@ -176,7 +176,7 @@ Result<RowTree> FocusOn(const RowTree& tree, const std::string& function) {
       builder.AddSites(row, tree.sites(d));
     }
   }
-  return builder.Finish(RowTreeBuilder::Inclusive::kAsAdded);
+  return builder.Finish();
 }
 
 }  // namespace cilkprof::views

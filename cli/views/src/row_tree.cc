@@ -20,12 +20,12 @@ std::span<const uint32_t> RowTree::sites(uint32_t n) const {
   return {site_ids_.data() + site_offsets_[n], site_ids_.data() + site_offsets_[n + 1]};
 }
 
-RowTreeBuilder::RowTreeBuilder(TreeContext context, LabelId root_label)
-    : context_(std::move(context)), metric_count_(context_.metrics.stored()) {
+RowTreeBuilder::RowTreeBuilder(TreeContext context, LabelId root_label, Inclusive inclusive)
+    : context_(std::move(context)), metric_count_(context_.metrics.stored()), inclusive_mode_(inclusive) {
   label_.push_back(root_label);
   parent_.push_back(0);
   flags_.push_back(0);
-  inclusive_.assign(metric_count_, 0.0);
+  if (inclusive_mode_ == Inclusive::kAsAdded) inclusive_.assign(metric_count_, 0.0);
   exclusive_.assign(metric_count_, 0.0);
   slots_.assign(1024, kEmpty);
 }
@@ -61,7 +61,7 @@ uint32_t RowTreeBuilder::Add(uint32_t parent, LabelId label, Edge edge, bool inl
   parent_.push_back(parent);
   flags_.push_back(static_cast<uint8_t>((edge == Edge::kSpawn ? RowTree::kSpawnFlag : 0) |
                                         (inlined ? RowTree::kInlinedFlag : 0)));
-  inclusive_.resize(inclusive_.size() + metric_count_, 0.0);
+  if (inclusive_mode_ == Inclusive::kAsAdded) inclusive_.resize(inclusive_.size() + metric_count_, 0.0);
   exclusive_.resize(exclusive_.size() + metric_count_, 0.0);
   if (2 * size() > slots_.size()) {
     Grow();  // indexes the new row too
@@ -96,7 +96,23 @@ void RowTreeBuilder::SetInlined(uint32_t row, bool inlined) {
   flags_[row] = static_cast<uint8_t>((flags_[row] & ~RowTree::kInlinedFlag) | (inlined ? RowTree::kInlinedFlag : 0));
 }
 
-RowTree RowTreeBuilder::Finish(Inclusive inclusive) {
+namespace {
+
+// to[new] = from[order[new]] for rows of `width` values; `from` is freed.
+template <typename T>
+std::vector<T> Permuted(std::vector<T>& from, const std::vector<uint32_t>& order, size_t width) {
+  std::vector<T> to(order.size() * width);
+  for (size_t i = 0; i < order.size(); ++i) {
+    std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(order[i] * width), width,
+                to.begin() + static_cast<std::ptrdiff_t>(i * width));
+  }
+  from = {};
+  return to;
+}
+
+}  // namespace
+
+RowTree RowTreeBuilder::Finish() {
   slots_ = {};
   const uint32_t n = size();
   const size_t m_count = metric_count_;
@@ -124,34 +140,25 @@ RowTree RowTreeBuilder::Finish(Inclusive inclusive) {
 
   RowTree tree;
   tree.context_ = std::move(context_);
-  tree.label_.resize(n);
-  tree.parent_.resize(n);
-  tree.flags_.resize(n);
-  tree.end_.resize(n);
-  tree.inclusive_.resize(size_t{n} * m_count);
-  tree.exclusive_.resize(size_t{n} * m_count);
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t old = order[i];
-    tree.label_[i] = label_[old];
-    tree.parent_[i] = i == 0 ? 0 : new_of[parent_[old]];
-    tree.flags_[i] = flags_[old];
-    std::copy_n(&exclusive_[size_t{old} * m_count], m_count, &tree.exclusive_[size_t{i} * m_count]);
-    const double* from = inclusive == Inclusive::kAsAdded ? &inclusive_[size_t{old} * m_count]
-                                                          : &exclusive_[size_t{old} * m_count];
-    std::copy_n(from, m_count, &tree.inclusive_[size_t{i} * m_count]);
+  tree.label_ = Permuted(label_, order, 1);
+  tree.flags_ = Permuted(flags_, order, 1);
+  tree.parent_ = Permuted(parent_, order, 1);
+  for (uint32_t i = 1; i < n; ++i) tree.parent_[i] = new_of[tree.parent_[i]];
+  tree.parent_[0] = 0;
+  tree.exclusive_ = Permuted(exclusive_, order, m_count);
+  if (inclusive_mode_ == Inclusive::kAsAdded) {
+    tree.inclusive_ = Permuted(inclusive_, order, m_count);
+  } else {
+    tree.inclusive_ = tree.exclusive_;
   }
-  label_ = {};
-  parent_ = {};
-  flags_ = {};
-  inclusive_ = {};
-  exclusive_ = {};
   order = {};
   // Subtree ends and, for top-down, inclusive sums: children follow their parents.
+  tree.end_.resize(n);
   for (uint32_t i = 0; i < n; ++i) tree.end_[i] = i + 1;
   for (uint32_t i = n; i-- > 1;) {
     const uint32_t p = tree.parent_[i];
     tree.end_[p] = std::max(tree.end_[p], tree.end_[i]);
-    if (inclusive == Inclusive::kFromExclusive) {
+    if (inclusive_mode_ == Inclusive::kFromExclusive) {
       for (size_t m = 0; m < m_count; ++m) tree.inclusive_[size_t{p} * m_count + m] += tree.inclusive_[size_t{i} * m_count + m];
     }
   }

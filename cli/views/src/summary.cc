@@ -131,6 +131,11 @@ std::string IdleWorkersLine(const BlameSummary& b) {
 
 ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top,
                          const BuildOptions& options) {
+  return Summarize(profile, ProfileNodes::Of(profile), profile_path, top, options);
+}
+
+ProfileSummary Summarize(const profile::Profile& profile, const ProfileNodes& nodes, const std::string& profile_path,
+                         size_t top, const BuildOptions& options) {
   ProfileSummary summary;
   summary.profile_path = profile_path;
   const auto& process = profile.process();
@@ -148,7 +153,7 @@ ProfileSummary Summarize(const profile::Profile& profile, const std::string& pro
     summary.partial_unwind_rate = static_cast<double>(summary.partial_unwinds) / static_cast<double>(summary.samples);
   }
 
-  const RowTree top_down = BuildTopDown(profile, options);
+  const RowTree top_down = BuildTopDown(profile, nodes, options);
   const MetricColumns& metrics = top_down.metrics();
   std::vector<double> stored = top_down.context().program_total;
   stored.resize(metrics.stored(), 0.0);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -41,5 +42,12 @@ uint64_t Fnv1a64(std::string_view bytes);
 // "x.cilkprof: truncated (expected 4096 payload bytes, found 1000); the profile was
 // not completely written".
 Result<profile::Profile> ReadProfileFile(const std::string& path);
+
+// The same checks, but the nodes are handed to `on_node` one at a time, in order,
+// each already validated, and are not kept: the profile returned has no nodes. For
+// analysis of large profiles, where a protobuf object per node would cost several
+// times the file (about 100 bytes a node).
+using NodeCallback = std::function<void(uint32_t index, const profile::Node& node)>;
+Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCallback& on_node);
 
 }  // namespace cilkprof::aggregator

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "cilkprof/profile.pb.h"
+#include "cilkprof/views/profile_nodes.h"
 #include "cilkprof/views/row_tree.h"
 
 namespace cilkprof::views {
@@ -33,6 +34,11 @@ struct BuildOptions {
   InlineMode inline_mode = InlineMode::kKeep;
 };
 
+// From the tables of `profile` and its nodes in columns (a file read with the
+// streaming reader: `profile` then holds no nodes).
+RowTree BuildTopDown(const profile::Profile& profile, const ProfileNodes& nodes, const BuildOptions& options = {});
+RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, const BuildOptions& options = {});
+// From a profile with its nodes (built in memory).
 RowTree BuildTopDown(const profile::Profile& profile, const BuildOptions& options = {});
 RowTree BuildFlat(const profile::Profile& profile, const BuildOptions& options = {});
 

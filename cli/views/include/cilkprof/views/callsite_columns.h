@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cilkprof/profile.pb.h"
+#include "cilkprof/views/profile_nodes.h"
 #include "cilkprof/views/row_tree.h"
 
 namespace cilkprof::views {
@@ -45,11 +46,13 @@ class NodeSites {
   size_t size() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
 
  private:
-  friend NodeSites JoinCallSitesToNodes(const profile::Profile& profile);
+  friend NodeSites JoinCallSitesToNodes(const profile::Profile& profile, const ProfileNodes& nodes);
   std::vector<uint32_t> offsets_, ids_;  // CSR; empty without work/span data
 };
 
-// Every node's sites; all empty without work/span data.
+// Every node's sites; all empty without work/span data. `nodes` are the profile's
+// nodes (the second form takes them from the profile itself).
+NodeSites JoinCallSitesToNodes(const profile::Profile& profile, const ProfileNodes& nodes);
 NodeSites JoinCallSitesToNodes(const profile::Profile& profile);
 
 // The source frame of a site that `view callsites` shows as its file:line (the

@@ -94,8 +94,14 @@ class RowTree {
 // same label and edge), values accumulated, then Finish() numbers them in pre-order.
 class RowTreeBuilder {
  public:
+  enum class Inclusive {
+    kFromExclusive,  // inclusive = exclusive + the children's inclusive (top-down)
+    kAsAdded,        // the values given to AddInclusive (flat: each sample once per row)
+  };
+
   // Row 0, the root, gets `root_label`; `context` is moved into the tree.
-  explicit RowTreeBuilder(TreeContext context, LabelId root_label = LabelTable::kRoot);
+  explicit RowTreeBuilder(TreeContext context, LabelId root_label = LabelTable::kRoot,
+                          Inclusive inclusive = Inclusive::kFromExclusive);
 
   // The child of `parent` with `label` and `edge`, created if missing. A merged row
   // is inlined only if everything folded into it was.
@@ -104,19 +110,17 @@ class RowTreeBuilder {
   uint32_t Add(uint32_t parent, LabelId label, Edge edge, bool inlined);
 
   void AddExclusive(uint32_t row, const double* values);  // stored-metric count values
-  void AddInclusive(uint32_t row, const double* values);  // only with kAsAdded below
+  void AddInclusive(uint32_t row, const double* values);  // only with Inclusive::kAsAdded
   void AddSites(uint32_t row, std::span<const uint32_t> sites);
   void SetInlined(uint32_t row, bool inlined);  // replaces the root's or a row's flag
   uint32_t size() const { return static_cast<uint32_t>(label_.size()); }
   const TreeContext& context() const { return context_; }
   LabelTable& labels() { return *context_.labels; }
 
-  enum class Inclusive {
-    kFromExclusive,  // inclusive = exclusive + the children's inclusive (top-down)
-    kAsAdded,        // the values given to AddInclusive (flat: each sample once per row)
-  };
-  // The context's program_total, when empty, becomes the root's inclusive values.
-  RowTree Finish(Inclusive inclusive);
+  // Numbers the rows in pre-order, one column at a time (each builder column is freed
+  // as its tree column is made, so the peak is the builder plus one column). The
+  // context's program_total, when empty, becomes the root's inclusive values.
+  RowTree Finish();
 
  private:
   uint32_t Find(uint32_t parent, LabelId label, Edge edge) const;
@@ -125,10 +129,11 @@ class RowTreeBuilder {
 
   TreeContext context_;
   size_t metric_count_;
+  Inclusive inclusive_mode_;
   std::vector<LabelId> label_;
   std::vector<uint32_t> parent_;
   std::vector<uint8_t> flags_;
-  std::vector<double> inclusive_, exclusive_;
+  std::vector<double> inclusive_, exclusive_;  // inclusive_ only with kAsAdded
   std::vector<std::pair<uint32_t, uint32_t>> sites_;  // (row, site), any order
   // Open addressing over (parent, label, edge) -> row: rows are only ever added, so
   // a flat table of row numbers keeps merging linear without per-row allocations.

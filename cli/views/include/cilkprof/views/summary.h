@@ -73,6 +73,9 @@ struct ProfileSummary {
 // Costs one pass over the function-level tree (bottom_up.h's Functions()).
 ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top = 10,
                          const BuildOptions& options = {});
+// The same for a profile whose nodes are in columns (build.h).
+ProfileSummary Summarize(const profile::Profile& profile, const ProfileNodes& nodes, const std::string& profile_path,
+                         size_t top = 10, const BuildOptions& options = {});
 
 std::string RenderSummaryText(const ProfileSummary& summary);
 
