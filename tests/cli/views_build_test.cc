@@ -181,6 +181,45 @@ TEST(Flat, RecursionIsCountedOnce) {
   EXPECT_DOUBLE_EQ(tree.nodes[f].inclusive[kSamples], 6);
 }
 
+TEST(TopDown, FoldingInlineChargesInlinedFramesToTheirCaller) {
+  BuildOptions fold;
+  fold.inline_mode = InlineMode::kFold;
+  const ViewTree tree = TopDown(testing::SmallProfile(), fold);
+  EXPECT_EQ(Child(tree, Path(tree, {{"main", kCall}, {"a", kCall}}), "helper"), -1);
+  const uint32_t a = Path(tree, {{"main", kCall}, {"a", kCall}});
+  EXPECT_DOUBLE_EQ(tree.nodes[a].exclusive[kSamples], 2);  // the inlined helper's samples
+  EXPECT_DOUBLE_EQ(tree.nodes[a].inclusive[kSamples], 6);
+  EXPECT_DOUBLE_EQ(tree.nodes[Path(tree, {{"main", kCall}, {"a", kCall}, {"b", kCall}})].inclusive[kSamples], 4);
+  // The flat view puts the samples on a's line of the inlined call.
+  const ViewTree flat = Flat(testing::SmallProfile(), fold);
+  EXPECT_EQ(Child(flat, Path(flat, {{"/bin/prog", kCall}}), "util.h"), -1);
+  EXPECT_DOUBLE_EQ(
+      flat.nodes[Path(flat, {{"/bin/prog", kCall}, {"prog.c", kCall}, {"a", kCall}})].exclusive[kSamples], 2);
+}
+
+// A recursive function calling a leaf: the leaf's callers include the function, and
+// the focus once merged those caller rows into the function's own (101% inclusive).
+TEST(BottomUp, FocusRootsAtTheFunctionsOwnRow) {
+  profile::Profile p = testing::RecursiveProfile(4);  // main > f > f > f > f, 1 sample each f
+  const uint32_t leaf = static_cast<uint32_t>(p.locations_size());
+  auto* location = p.add_locations();
+  *location = p.locations(2);
+  location->mutable_frames(0)->set_function("leaf");
+  auto* node = p.add_nodes();
+  node->set_parent(static_cast<uint32_t>(p.nodes_size() - 2));
+  node->set_location(leaf);
+  node->add_exclusive(3);
+  node->add_exclusive(3e6);
+  const RowTree top_down = BuildTopDown(p);
+  BottomUp callers(top_down);
+  ASSERT_TRUE(callers.Focus("f").ok());
+  const ViewTree view = Materialize(callers);
+  EXPECT_EQ(view.nodes[0].name, "f(int)");
+  EXPECT_DOUBLE_EQ(view.nodes[0].inclusive[kSamples], 7);  // every sample is under f once
+  EXPECT_DOUBLE_EQ(view.program_total[kSamples], 7);
+  EXPECT_DOUBLE_EQ(view.nodes[0].exclusive[kSamples], 4);
+}
+
 TEST(Views, EmptyAndMalformedProfilesDoNotCrash) {
   profile::Profile empty;
   EXPECT_EQ(TopDown(empty).nodes.size(), 1u);

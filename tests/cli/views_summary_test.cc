@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cilkprof/views/blame_metrics.h"
 #include "cilkprof/views/summary.h"
 #include "views_test_profile.h"
 
@@ -66,6 +67,104 @@ TEST(Summary, EmptyProfileWarnsAndDoesNotDivideByZero) {
   EXPECT_NE(s.warnings[0].find("no samples"), std::string::npos);
   EXPECT_NO_THROW(nlohmann::json::parse(RenderSummaryJson(s, empty)));
   EXPECT_FALSE(RenderSummaryText(s).empty());
+}
+
+// Blame figures, derived by hand from BlameProfile (views_test_profile.h).
+TEST(SummaryBlame, WholeProgramFigures) {
+  const ProfileSummary s = Summarize(testing::BlameProfile(), "b.cilkprof");
+  ASSERT_TRUE(s.blame.present);
+  const BlameSummary& b = s.blame;
+  EXPECT_DOUBLE_EQ(b.work, 290e6);
+  EXPECT_DOUBLE_EQ(b.idleness, 62e6);
+  EXPECT_DOUBLE_EQ(b.overhead, 48e6);
+  EXPECT_DOUBLE_EQ(b.effort, 400e6);
+  EXPECT_DOUBLE_EQ(b.idleness_percent, 15.5);
+  EXPECT_DOUBLE_EQ(b.overhead_percent, 12.0);
+  EXPECT_DOUBLE_EQ(b.idle_ns, 31e6);
+  EXPECT_DOUBLE_EQ(b.idleness_skew, 1.0);  // (62 - 31) / 31
+  EXPECT_EQ(b.idle_samples, 7u);
+  EXPECT_EQ(b.unattributed_overhead, 1u);
+}
+
+TEST(SummaryBlame, TopContextsByEffortWithTheirInterpretation) {
+  const ProfileSummary s = Summarize(testing::BlameProfile(), "b.cilkprof", 10);
+  // main holds everything and spends nothing itself: skipped; helper is inlined code: skipped.
+  ASSERT_EQ(s.blame.top_contexts.size(), 4u);
+  const char* names[] = {"A", "B", "C", "D"};  // 100 ms of effort each: by name
+  const char* interpretations[] = {"effectively parallel", "coarsen the granularity", "refine the granularity",
+                                   "change the parallelization strategy"};
+  const double idle[] = {4, 4, 24, 30}, overhead[] = {6, 16, 6, 20};
+  for (size_t i = 0; i < 4; ++i) {
+    const BlameContext& c = s.blame.top_contexts[i];
+    EXPECT_EQ(c.name, names[i]);
+    EXPECT_DOUBLE_EQ(c.effort, 100e6) << c.name;
+    EXPECT_DOUBLE_EQ(c.idleness_percent, idle[i]) << c.name;
+    EXPECT_DOUBLE_EQ(c.overhead_percent, overhead[i]) << c.name;
+    EXPECT_EQ(c.interpretation.rfind(interpretations[i], 0), 0u) << c.name << ": " << c.interpretation;
+  }
+  EXPECT_DOUBLE_EQ(s.blame.top_contexts[3].work, 50e6);  // D's own 40 and its inlined helper's 10
+  EXPECT_EQ(Summarize(testing::BlameProfile(), "b.cilkprof", 2).blame.top_contexts.size(), 2u);
+}
+
+TEST(SummaryBlame, InterpretationThresholdsAreInclusive) {
+  EXPECT_EQ(InterpretBlame(19.99, 9.99), "effectively parallel");
+  EXPECT_EQ(InterpretBlame(20, 9.99).rfind("refine", 0), 0u);
+  EXPECT_EQ(InterpretBlame(19.99, 10).rfind("coarsen", 0), 0u);
+  EXPECT_EQ(InterpretBlame(20, 10).rfind("change", 0), 0u);
+}
+
+TEST(SummaryBlame, TextExplainsTheIdleWorkersMeasurement) {
+  const std::string text = RenderSummaryText(Summarize(testing::BlameProfile(), "b.cilkprof", 5));
+  EXPECT_NE(text.find("Effort           400.0 ms (work + idleness + overhead)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Idleness         62.0 ms (15.5% of effort), blamed on the code that ran while workers idled\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("Idle workers     7 samples, 31.0 ms measured by their own clock (the idleness above is 2.00x "
+                      "that: with --clock cpu, workers asleep take no samples)\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("Interpretation   coarsen the granularity"), std::string::npos) << text;
+  EXPECT_NE(text.find("   25.0%  A  (4.0% idle, 6.0% overhead: effectively parallel)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("skew"), std::string::npos) << text;
+  // The inlined helper is ranked among the functions, marked as inline code.
+  EXPECT_NE(text.find("  10.0 ms  helper (inline)\n"), std::string::npos) << text;
+}
+
+// A program without a runtime: the agent records the blame metrics, all zero; the
+// summary shows none of the runtime's lines (the JSON keeps every metric).
+TEST(SummaryBlame, ProgramsWithoutARuntimeGetNoRuntimeLines) {
+  profile::Profile p = testing::BlameProfile();
+  for (auto& node : *p.mutable_nodes()) {
+    for (int m = 2; m < node.exclusive_size(); ++m) node.set_exclusive(m, 0);
+  }
+  p.mutable_totals()->clear_idle_samples();
+  p.mutable_totals()->clear_idle_ns();
+  p.mutable_totals()->clear_overhead_samples();
+  p.mutable_totals()->clear_unattributed_overhead();
+  const ProfileSummary s = Summarize(p, "plain.cilkprof");
+  EXPECT_FALSE(s.blame.present);
+  const std::string text = RenderSummaryText(s);
+  for (const char* line : {"Idleness", "Idle workers", "Overhead", "Effort", "Interpretation", "Total idleness",
+                           "Total overhead", "effectively parallel", "Top contexts"}) {
+    EXPECT_EQ(text.find(line), std::string::npos) << line << " in:\n" << text;
+  }
+  EXPECT_NE(text.find("Total work       290.0 ms\n"), std::string::npos) << text;
+  const auto json = nlohmann::json::parse(RenderSummaryJson(s, p));
+  EXPECT_TRUE(json["metrics"].contains("idleness"));
+}
+
+TEST(SummaryInline, FoldChargesInlinedCodeToItsCaller) {
+  const ProfileSummary keep = Summarize(testing::SmallProfile(), "s.cilkprof", 10);
+  bool helper_marked = false;
+  for (const TopFunction& f : keep.top_functions) helper_marked |= f.name == "helper" && f.inlined;
+  EXPECT_TRUE(helper_marked);
+  BuildOptions fold;
+  fold.inline_mode = InlineMode::kFold;
+  const ProfileSummary folded = Summarize(testing::SmallProfile(), "s.cilkprof", 10, fold);
+  for (const TopFunction& f : folded.top_functions) {
+    EXPECT_NE(f.name, "helper");
+    if (f.name == "a") EXPECT_DOUBLE_EQ(f.exclusive, 2e6);  // the helper's 2 ms, inlined into a
+  }
+  const auto json = nlohmann::json::parse(RenderSummaryJson(keep, testing::SmallProfile()));
+  EXPECT_TRUE(json["top_functions"][2]["inlined"].get<bool>()) << json["top_functions"].dump();
 }
 
 }  // namespace

@@ -112,4 +112,42 @@ profile::Profile RecursiveProfile(int depth) {
   return p;
 }
 
+profile::Profile BlameProfile() {
+  profile::Profile p = Skeleton();
+  p.clear_metrics();
+  for (const char* name : {"samples", "work", "idleness", "overhead"}) {
+    auto* metric = p.add_metrics();
+    metric->set_name(name);
+    metric->set_unit(name == std::string("samples") ? "count" : "ns");
+  }
+  const uint32_t main10 = AddLocation(p, 1, 0x100, {{"main", "prog.c", 10, "prog.c", 5, false}});
+  const uint32_t main_node = AddNode(p, 0, main10, 0, 0);
+  struct Row {
+    const char* name;
+    double work, idleness, overhead;
+  };
+  uint32_t d_node = 0;
+  uint64_t offset = 0x1000;
+  for (const Row& row : {Row{"A", 90, 4, 6}, Row{"B", 80, 4, 16}, Row{"C", 70, 24, 6}, Row{"D", 40, 30, 20}}) {
+    const uint32_t location = AddLocation(p, 1, offset += 0x100, {{row.name, "prog.c", 20, "prog.c", 18, false}});
+    auto* node = p.mutable_nodes(static_cast<int>(AddNode(p, main_node, location, 1, 0)));
+    node->clear_exclusive();
+    for (double v : {row.work / 10, row.work * 1e6, row.idleness * 1e6, row.overhead * 1e6}) node->add_exclusive(v);
+    if (row.name == std::string("D")) d_node = static_cast<uint32_t>(p.nodes_size() - 1);
+  }
+  const uint32_t inlined = AddLocation(p, 1, 0x2000, {{"D", "prog.c", 21, "prog.c", 18, false},
+                                                       {"helper", "util.h", 3, "util.h", 1, true}});
+  auto* helper = p.mutable_nodes(static_cast<int>(AddNode(p, d_node, inlined, 1, 0)));
+  helper->clear_exclusive();
+  for (double v : {1.0, 10e6, 0.0, 0.0}) helper->add_exclusive(v);
+  p.add_threads()->set_tid(42);
+  auto* totals = p.mutable_totals();
+  totals->set_samples(30);
+  totals->set_idle_samples(7);
+  totals->set_idle_ns(31'000'000);
+  totals->set_overhead_samples(5);
+  totals->set_unattributed_overhead(1);
+  return p;
+}
+
 }  // namespace cilkprof::views::testing

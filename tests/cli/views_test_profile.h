@@ -24,3 +24,18 @@ profile::Profile SmallProfile();
 profile::Profile RecursiveProfile(int depth);
 
 }  // namespace cilkprof::views::testing
+
+namespace cilkprof::views::testing {
+
+// A profile of a program on a runtime (metrics samples, work, idleness, overhead; ms):
+//   main > A   work 90, idleness  4, overhead  6   effectively parallel
+//   main > B   work 80, idleness  4, overhead 16   coarsen (16% overhead)
+//   main > C   work 70, idleness 24, overhead  6   refine (24% idle)
+//   main > D   work 40, idleness 30, overhead 20
+//   main > D > helper (inlined into D)  work 10: D's inclusive 50/30/20 is "change
+//   the parallelization strategy"
+// Totals: work 290, idleness 62, overhead 48, effort 400 (15.5% idle, 12% overhead:
+// coarsen); idle workers measured 31 ms in 7 samples (--clock cpu).
+profile::Profile BlameProfile();
+
+}  // namespace cilkprof::views::testing
