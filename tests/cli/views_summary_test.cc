@@ -143,7 +143,7 @@ TEST(SummaryBlame, ProgramsWithoutARuntimeGetNoRuntimeLines) {
   EXPECT_FALSE(s.blame.present);
   const std::string text = RenderSummaryText(s);
   for (const char* line : {"Idleness", "Idle workers", "Overhead", "Effort", "Interpretation", "Total idleness",
-                           "Total overhead", "effectively parallel", "Top contexts"}) {
+                           "Total overhead", "Total effort", "Total probe", "effectively parallel", "Top contexts"}) {
     EXPECT_EQ(text.find(line), std::string::npos) << line << " in:\n" << text;
   }
   EXPECT_NE(text.find("Total work       290.0 ms\n"), std::string::npos) << text;

@@ -237,7 +237,8 @@ std::string RenderSummaryText(const ProfileSummary& s) {
     // Derived blame metrics are shown with Effort, Idleness and Overhead below.
     if (s.blame.present && (s.metric_units[m] == "%" || s.metric_names[m] == kEffortMetric)) continue;
     // Without a runtime the runtime's metrics are zeros that only say "not measured".
-    if (!s.blame.present && IsRuntimeMetric(s.metric_names[m]) && s.metric_totals[m] == 0) continue;
+    // (Without blame their totals are zero, and effort is only work again.)
+    if (!s.blame.present && IsRuntimeMetric(s.metric_names[m])) continue;
     const Scale scale = ChooseScale(s.metric_units[m], s.metric_totals[m]);
     line("Total " + s.metric_names[m],
          s.metric_units[m] == "ns" ? FormatDuration(s.metric_totals[m] / 1e9)
