@@ -2,6 +2,7 @@
 // (views/profile_nodes.h), never one protobuf object per node.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cilkprof/common/status.h"
@@ -17,5 +18,10 @@ struct AnalysisInput {
 
 // Errors are the profile reader's (aggregator/profile_io.h).
 Result<AnalysisInput> ReadForAnalysis(const std::string& path);
+
+class Progress;
+// For the commands: reads with a progress stage shown, and on failure clears it and
+// prints the error (nullopt).
+std::optional<AnalysisInput> LoadForAnalysis(const std::string& path, Progress& progress);
 
 }  // namespace cilkprof::cli

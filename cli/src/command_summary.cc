@@ -10,13 +10,8 @@ namespace cilkprof::cli {
 
 int RunSummary(const SummaryArgs& args) {
   Progress progress;
-  progress.Stage("reading " + args.profile);
-  auto input = ReadForAnalysis(args.profile);
-  if (!input.ok()) {
-    progress.Clear();
-    PrintError(input.status().message());
-    return kExitFailure;
-  }
+  std::optional<AnalysisInput> input = LoadForAnalysis(args.profile, progress);
+  if (!input) return kExitFailure;
   const profile::Profile* profile = &input->profile;
   progress.Stage("summarizing");
   if (args.what_if) {

@@ -23,13 +23,8 @@ int RunView(const ViewArgs& args) {
   if (args.kind == "callsites") return RunCallSitesView(args);
   if (args.kind == "strands") return RunStrandsView(args);
   Progress progress;
-  progress.Stage("reading " + args.profile);
-  auto input = ReadForAnalysis(args.profile);
-  if (!input.ok()) {
-    progress.Clear();
-    PrintError(input.status().message());
-    return kExitFailure;
-  }
+  std::optional<AnalysisInput> input = LoadForAnalysis(args.profile, progress);
+  if (!input) return kExitFailure;
   progress.Stage("building the " + args.kind + " view");
   views::ViewKind kind = views::ViewKind::kTopDown;
   views::ViewOptions options;
@@ -48,7 +43,7 @@ int RunView(const ViewArgs& args) {
                                      : views::BuildTopDown(input->profile, input->nodes, build);
   const std::string header_program = input->profile.process().executable();
   const uint32_t header_pid = input->profile.process().pid();
-  input = Status::Error("released");  // the tree holds all the view needs: free the rest
+  input.reset();  // the tree holds all the view needs: free the rest
 
   auto metric = views::ResolveMetric(tree.metrics(), args.metric);
   if (!metric.ok()) {
