@@ -1,7 +1,7 @@
 // Default names of profile files (see output_naming.h).
 #include "cilkprof/aggregator/output_naming.h"
 
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -20,7 +20,11 @@ std::string SafeBasename(const std::string& executable) {
   return base;
 }
 
-bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+// lstat: a dangling symbolic link is a name in use, too.
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
 
 }  // namespace
 

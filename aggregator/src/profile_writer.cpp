@@ -1,13 +1,72 @@
 // The aggregator's writer thread (see profile_writer.h).
 #include "profile_writer.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <exception>
 
+#include "cilkprof/aggregator/output_naming.h"
 #include "cilkprof/aggregator/profile_io.h"
 
 namespace cilkprof::aggregator::internal {
+namespace {
+
+// How many times output_path is asked again when the name it gave was taken meanwhile.
+constexpr int kNameAttempts = 16;
+
+bool Absolute(const char* path) { return path != nullptr && path[0] == '/'; }
+
+// "<cache>/cilkprof" (XDG: $XDG_CACHE_HOME, else ~/.cache), created 0700 if missing;
+// "" unless it is a directory of ours (not a link someone planted).
+std::string PrivateCacheDirectory() {
+  std::string cache;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); Absolute(xdg)) {
+    cache = xdg;
+  } else if (const char* home = std::getenv("HOME"); Absolute(home)) {
+    cache = std::string(home) + "/.cache";
+  } else {
+    return "";
+  }
+  ::mkdir(cache.c_str(), 0700);
+  const std::string dir = cache + "/cilkprof";
+  ::mkdir(dir.c_str(), 0700);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) return "";
+  return dir;
+}
+
+// Where a profile goes when it cannot be written where output_path says: the user's
+// cache directory (private, kept), then the temporary directory (files there are
+// 0600 and created without following links, like every profile).
+std::vector<std::string> FallbackDirectories() {
+  std::vector<std::string> dirs;
+  if (std::string cache = PrivateCacheDirectory(); !cache.empty()) dirs.push_back(cache);
+  const char* tmp = std::getenv("TMPDIR");
+  dirs.push_back(Absolute(tmp) ? tmp : "/tmp");
+  if (dirs.back() != "/tmp") dirs.push_back("/tmp");
+  return dirs;
+}
+
+// Writes `profile` under a new name ("<program>.<pid>.cilkprof") in the first fallback
+// directory that takes it; its path, or "" when none did (`why` then says why).
+std::string WriteToFallback(const ProcessKey& key, const profile::Profile& profile, std::string* why) {
+  for (const std::string& dir : FallbackDirectories()) {
+    for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+      const std::string path = UniqueProfilePath(dir, key);
+      const Status written = WriteNewProfileFile(path, profile);
+      if (written.ok()) return path;
+      *why = written.message();
+      if (written.message().rfind("already exists", 0) != 0) break;  // this directory will not do
+    }
+  }
+  return "";
+}
+
+}  // namespace
 
 ProfileWriter::ProfileWriter(const AggregatorOptions& options, SymbolSourceFactory symbols)
     : options_(options), symbols_(std::move(symbols)), thread_([this] { Run(); }) {}
@@ -75,7 +134,7 @@ WrittenProfile ProfileWriter::Write(const FinishedSession& work) {
       result.status = Status::Error("no output path configured for profiles");
     }
     // The chosen name may appear before the rename; ask again rather than overwrite.
-    for (int attempt = 0; attempt < 16 && options_.output_path; ++attempt) {
+    for (int attempt = 0; attempt < kNameAttempts && options_.output_path; ++attempt) {
       const std::string path = options_.output_path(work.key);
       result.status = WriteNewProfileFile(path, profile);
       if (result.status.ok()) {
@@ -84,12 +143,24 @@ WrittenProfile ProfileWriter::Write(const FinishedSession& work) {
       }
       if (result.status.message().rfind("already exists", 0) != 0) break;
     }
+    if (!result.status.ok()) {
+      // Never lost: the status keeps saying why it is not where it was meant to be.
+      std::string why;
+      result.path = WriteToFallback(work.key, profile, &why);
+      if (result.path.empty()) {
+        result.status = Status::Error(result.status.message() + "; no fallback directory took it either (" +
+                                      why + ")");
+      }
+    }
   } catch (const std::exception& e) {
     result.status = Status::Error(std::string("building the profile failed: ") + e.what());
   }
   if (result.status.ok()) {
     spdlog::info("wrote profile of pid {} ({}): {} ({} samples, {} threads)", work.key.pid,
                  work.key.executable, result.path, result.totals.samples(), result.threads);
+  } else if (!result.path.empty()) {
+    spdlog::warn("could not write the profile of pid {} ({}) where asked: {}; wrote it to {} instead",
+                 work.key.pid, work.key.executable, result.status.message(), result.path);
   } else {
     spdlog::error("could not write the profile of pid {} ({}): {}", work.key.pid,
                   work.key.executable, result.status.message());

@@ -25,6 +25,14 @@ struct FinishedSession {
 // One thread, so symbolization (slow, and SymbolSources are single-threaded) never
 // stalls the I/O thread. Profiles go where options.output_path says, never over an
 // existing file; options.on_written hears of each.
+//
+// A profile is never dropped because its file cannot be written there (the directory
+// was removed or became unwritable, the disk is full, every name offered was taken):
+// it is written to a fallback directory instead, under "<program>.<pid>.cilkprof": the
+// user's cache directory ($XDG_CACHE_HOME/cilkprof or ~/.cache/cilkprof, 0700), else
+// $TMPDIR, else /tmp. Its WrittenProfile then has that `path` and a `status` that
+// says why it is not where it was asked: a failed status with a path means "written
+// elsewhere", with no path "lost" (no fallback directory took it either).
 class ProfileWriter {
  public:
   // `options` must outlive the writer.
