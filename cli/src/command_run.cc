@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "agent_locator.h"
@@ -35,17 +36,6 @@ namespace {
 constexpr std::chrono::milliseconds kDrain{3000};
 // sockaddr_un.sun_path holds 108 bytes with the terminating NUL.
 constexpr size_t kMaxSocketPath = 107;
-
-bool Exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-std::string DirectoryOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // A private directory for the socket, removed (with what is left in it) at the end.
 class PrivateDir {
@@ -112,50 +102,51 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   return env;
 }
 
-// Chooses every profile's file name; called on the aggregator's writer thread, in the
-// order processes end. The program itself (the process of the first connection,
-// whatever it exec'd into: one profile) gets the main name whatever order they end
-// in; forked processes get "<main>.<pid>.cilkprof".
-class Naming {
- public:
-  Naming(std::string explicit_path, bool force, std::string stem)
-      : explicit_(std::move(explicit_path)), force_(force), stem_(std::move(stem)) {
-    main_ = explicit_.empty() ? FirstFreeProfilePath("", stem_, {}) : explicit_;
+// The collector logs through spdlog, whose default logger writes to standard output:
+// that is the program's, not ours to write into. Each line goes to our stderr instead,
+// as "cilkprof: <message>" like every other message of ours.
+class StderrLogSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    PrintError(std::string(msg.payload.data(), msg.payload.size()));
   }
-
-  std::string PathFor(const aggregator::ProcessKey& process) {
-    std::lock_guard lock(mutex_);
-    std::string path;
-    if (process.sequence == 0 && !main_used_) {
-      main_used_ = true;
-      path = main_;
-      if (Exists(path)) {
-        if (!explicit_.empty() && force_) {
-          ::unlink(path.c_str());  // the user asked to replace it; the writer never replaces
-        }
-        if (Exists(path)) {  // taken while the program ran
-          path = explicit_.empty() ? FirstFreeProfilePath("", stem_, taken_)
-                                   : RelatedProfilePath(main_, process.pid, taken_);
-        }
-      }
-    } else {
-      std::set<std::string> taken = taken_;
-      taken.insert(main_);
-      path = RelatedProfilePath(main_, process.pid, taken);
-    }
-    taken_.insert(path);
-    return path;
-  }
-
- private:
-  std::mutex mutex_;
-  std::string explicit_;
-  bool force_;
-  std::string stem_;
-  std::string main_;
-  bool main_used_ = false;
-  std::set<std::string> taken_;
+  void flush_() override { std::fflush(stderr); }
 };
+
+void RouteLogsToStderr(bool quiet) {
+  auto logger = std::make_shared<spdlog::logger>("cilkprof", std::make_shared<StderrLogSink>());
+  // The collector's progress messages are for the daemon's log; here the summary
+  // says it all. Its warnings still show: dropped connections, and a profile written
+  // elsewhere than asked or lost (the writer's warning or error, at the moment it
+  // happens; the summary does not repeat it). With -q, none: RunProgram reports each
+  // profile that is not where it was asked itself, once.
+  logger->set_level(quiet ? spdlog::level::critical : spdlog::level::warn);
+  spdlog::set_default_logger(std::move(logger));
+}
+
+// "the profile of pid 12 (/bin/prog) could not be written ...": one message for each
+// profile that is not where it was asked; `writer_failures` adds those the
+// collector's writer logged (written elsewhere, lost) to those only we know about
+// (an -o file created or changed while the program ran).
+std::vector<std::string> WriteProblems(const std::vector<aggregator::WrittenProfile>& written,
+                                       const ProfileNaming& naming, bool writer_failures) {
+  std::vector<std::string> out;
+  for (const auto& profile : written) {
+    if (profile.recorded_nothing) continue;
+    const std::string who =
+        "the profile of pid " + std::to_string(profile.process.pid) + " (" + profile.process.executable + ")";
+    if (!profile.status.ok() && !writer_failures) continue;
+    if (!profile.status.ok() && profile.path.empty()) {
+      out.push_back(who + " could not be written: " + profile.status.message());
+    } else if (!profile.status.ok()) {
+      out.push_back(who + " could not be written where asked (" + profile.status.message() +
+                    "); it was written to " + profile.path + " instead");
+    } else if (profile.process.sequence == 0 && !naming.diversion().empty()) {
+      out.push_back(naming.diversion() + "; " + who + " was written to " + profile.path);
+    }
+  }
+  return out;
+}
 
 // "/usr/bin/env -> /usr/bin/bash (x4) -> /usr/bin/python3.11": the images a process
 // exec'd through, then the last one; repeats in a row counted, not listed.
@@ -203,7 +194,8 @@ std::string RecordedNothingLine(const std::vector<aggregator::WrittenProfile>& w
          ")\n";
 }
 
-void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit, Progress& progress) {
+void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit,
+                     const ProfileNaming& naming, Progress& progress) {
   // The profile with the most samples (the program the user meant, even behind a
   // wrapper that forked it) first, then the others; the program itself first on a tie.
   std::stable_sort(written.begin(), written.end(), [](const auto& a, const auto& b) {
@@ -213,14 +205,10 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
   size_t shown = 0;
   for (const auto& profile : written) shown += profile.path.empty() ? 0 : 1;
   std::string out = "\ncilkprof: the program " + exit.description + "\n";
+  for (const std::string& problem : WriteProblems(written, naming, false)) out += "cilkprof: " + problem + "\n";
   std::string main_path;
   for (const auto& profile : written) {
-    if (profile.recorded_nothing) continue;  // one line below
-    if (profile.path.empty()) {
-      out += "cilkprof: the profile of pid " + std::to_string(profile.process.pid) + " (" +
-             profile.process.executable + ") could not be written: " + profile.status.message() + "\n";
-      continue;
-    }
+    if (profile.recorded_nothing || profile.path.empty()) continue;  // one line below, or above
     if (main_path.empty()) {
       main_path = profile.path;
       progress.Stage("summarizing " + profile.path);
@@ -253,6 +241,8 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
 }  // namespace
 
 int RunProgram(const RunArgs& args) {
+  // First, before we open anything: the program gets these descriptors and no others.
+  const InheritedFds inherited_fds = InheritedFds::Snapshot();
   if (args.command.empty()) {
     PrintError("no program given; usage: cilkprof run [options] -- PROGRAM [ARGS...]");
     return kExitUsage;
@@ -274,14 +264,8 @@ int RunProgram(const RunArgs& args) {
     period_ns = *parsed;
   }
   if (!args.output.empty()) {
-    if (Exists(args.output) && !args.force) {
-      PrintError("'" + args.output + "' already exists; choose another -o FILE, or add -f/--force to replace it");
-      return kExitUsage;
-    }
-    const std::string dir = DirectoryOf(args.output);
-    if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-      PrintError("cannot write the profile to '" + args.output + "': directory '" + dir + "' " +
-                 (Exists(dir) ? "is not writable" : "does not exist"));
+    if (const std::string problem = ExplicitOutputProblem(args.output, args.force); !problem.empty()) {
+      PrintError(problem);
       return kExitUsage;
     }
   } else if (::access(".", W_OK | X_OK) != 0) {
@@ -300,9 +284,7 @@ int RunProgram(const RunArgs& args) {
     return kExitRunFailed;
   }
 
-  // The collector's progress messages are for the daemon's log; here the summary
-  // says it all. Its warnings (dropped connections) still show.
-  spdlog::set_level(args.quiet ? spdlog::level::err : spdlog::level::warn);
+  RouteLogsToStderr(args.quiet);
 
   // Before the aggregator starts its threads, so they inherit the blocked mask.
   ForwardedSignals signals;
@@ -313,7 +295,7 @@ int RunProgram(const RunArgs& args) {
   }
   const std::string socket = dir->path() + "/agents.sock";
 
-  auto naming = std::make_shared<Naming>(args.output, args.force, ProfileStem(program.path));
+  auto naming = std::make_shared<ProfileNaming>(args.output, args.force, ProfileStem(program.path));
   aggregator::AggregatorOptions options;
   options.unix_socket_path = socket;
   options.output_path = [naming](const aggregator::ProcessKey& key) { return naming->PathFor(key); };
@@ -325,7 +307,8 @@ int RunProgram(const RunArgs& args) {
   }
   std::unique_ptr<aggregator::Aggregator> collector = std::move(*started);
 
-  auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns), signals);
+  auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns), signals,
+                        inherited_fds);
   if (!child.ok()) {
     collector->Finish(std::chrono::milliseconds(0));
     PrintError(child.status().message());
@@ -334,20 +317,27 @@ int RunProgram(const RunArgs& args) {
   // From here on the user waits for us, not for the program: say what takes time.
   Progress progress(!args.quiet);
   progress.Stage("collecting the last samples and writing the profile");
-  const std::vector<aggregator::WrittenProfile> written = collector->Finish(kDrain);
+  std::vector<aggregator::WrittenProfile> written = collector->Finish(kDrain);
   collector.reset();
+  naming->Settle(&written);
 
   if (written.empty()) {
     progress.Clear();
     PrintError("no profile was written: the agent never reported (the program " + child->description +
                "); check that " + *agent + " loads into it (LD_PRELOAD) and that nothing unsets LD_PRELOAD");
   } else if (!args.quiet) {
-    PrintRunSummary(written, *child, progress);
+    PrintRunSummary(written, *child, *naming, progress);
   } else {
-    for (const auto& profile : written) {
-      if (profile.path.empty()) PrintError("a profile could not be written: " + profile.status.message());
-    }
+    for (const std::string& problem : WriteProblems(written, *naming, true)) PrintError(problem);
   }
+  // The program's status comes first; when it succeeded, a profile that is not where
+  // it was asked (written elsewhere, or lost) makes the run fail: scripts that read
+  // the -o file must not go on as if it were there.
+  const bool misplaced = !naming->diversion().empty() ||
+                         std::any_of(written.begin(), written.end(), [](const aggregator::WrittenProfile& p) {
+                           return !p.recorded_nothing && !p.status.ok();
+                         });
+  if (child->exit_code == 0 && misplaced) return kExitRunFailed;
   return child->exit_code;
 }
 

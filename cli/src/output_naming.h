@@ -1,10 +1,16 @@
 // Names of the profile files `cilkprof run` writes. Never overwrites silently: a
-// default name takes the first free "<stem>.cilkprof", "<stem>.1.cilkprof", ...
+// default name takes the first free "<stem>.cilkprof", "<stem>.1.cilkprof", ...; an
+// explicit -o FILE is checked before the program runs and replaced (with -f) only if
+// it is still a regular file when the profile is ready.
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <set>
 #include <string>
+#include <vector>
+
+#include "cilkprof/aggregator/server.h"
 
 namespace cilkprof::cli {
 
@@ -20,5 +26,47 @@ std::string FirstFreeProfilePath(const std::string& dir, const std::string& stem
 // the main one: "<main without .cilkprof>.<pid>.cilkprof", then ".<pid>.N.cilkprof".
 std::string RelatedProfilePath(const std::string& main_path, uint32_t pid,
                                const std::set<std::string>& taken);
+
+// Why `-o path` cannot take the profile, checked before the program runs ("" when
+// it can): a directory, a device, FIFO, socket or symbolic link (only a regular file
+// is ever replaced), an existing file without `force`, a missing or unwritable
+// directory. One message saying what to do.
+std::string ExplicitOutputProblem(const std::string& path, bool force);
+
+// Chooses every profile's file name; PathFor is called on the aggregator's writer
+// thread, in the order processes end. The program itself (the process of the first
+// connection, whatever it exec'd into: one profile) gets the main name whatever order
+// they end in; forked processes get "<main>.<pid>.cilkprof".
+//
+// With an explicit path and `force`, the program's profile is written under a new
+// name next to it ("<main>.new.cilkprof") and Settle moves it over the -o file, which
+// is replaced only if it is still a regular file (not a FIFO or device created while
+// the program ran). Without `force`, an -o file that appeared while the program ran
+// is left alone and the profile goes next to it.
+class ProfileNaming {
+ public:
+  // `explicit_path`: the -o file, "" for default names from `stem` in the current directory.
+  ProfileNaming(std::string explicit_path, bool force, std::string stem);
+
+  std::string PathFor(const aggregator::ProcessKey& process);
+
+  // After the collector finished: puts the program's profile at the -o file (with
+  // -f) and updates `written` to say where each profile is.
+  void Settle(std::vector<aggregator::WrittenProfile>* written);
+
+  // Why the program's profile is not at the -o file although it was written, "" when
+  // it is there (or no -o was given): "'out.cilkprof' was created while the program ran...".
+  std::string diversion() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::string explicit_;
+  bool force_;
+  std::string stem_;
+  std::string main_;
+  std::string staging_;  // with -f: where the program's profile waits for Settle
+  std::string diversion_;
+  std::set<std::string> taken_;
+};
 
 }  // namespace cilkprof::cli
