@@ -124,7 +124,7 @@ bool InheritedFds::Contains(int fd) const { return std::binary_search(fds_.begin
 
 Result<ChildExit> RunChild(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<std::string>& env, const ForwardedSignals& signals,
-                           const InheritedFds& inherited) {
+                           const InheritedFds& inherited, const std::function<void(pid_t)>& on_started) {
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_env = CStrings(env);
   int error_pipe[2];
@@ -150,6 +150,7 @@ Result<ChildExit> RunChild(const std::string& path, const std::vector<std::strin
     ::close(error_pipe[0]);
     return Status::Error("cannot start '" + path + "': " + std::strerror(fork_errno));
   }
+  if (on_started) on_started(pid);
   int exec_errno = 0;
   ssize_t got;
   do {

@@ -22,7 +22,9 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,9 +68,10 @@ struct ChildExit {
 };
 
 // Starts `path` with `argv` and `env` in the world described above, waits for it,
-// and forwards signals.
+// and forwards signals. `on_started` hears the program's pid as soon as it exists,
+// before it runs (or fails to exec).
 Result<ChildExit> RunChild(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<std::string>& env, const ForwardedSignals& signals,
-                           const InheritedFds& inherited);
+                           const InheritedFds& inherited, const std::function<void(pid_t)>& on_started);
 
 }  // namespace cilkprof::cli

@@ -141,7 +141,7 @@ std::vector<std::string> WriteProblems(const std::vector<aggregator::WrittenProf
     } else if (!profile.status.ok()) {
       out.push_back(who + " could not be written where asked (" + profile.status.message() +
                     "); it was written to " + profile.path + " instead");
-    } else if (profile.process.sequence == 0 && !naming.diversion().empty()) {
+    } else if (naming.IsProgram(profile.process) && !naming.diversion().empty()) {
       out.push_back(naming.diversion() + "; " + who + " was written to " + profile.path);
     }
   }
@@ -308,8 +308,9 @@ int RunProgram(const RunArgs& args) {
   std::unique_ptr<aggregator::Aggregator> collector = std::move(*started);
 
   auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns), signals,
-                        inherited_fds);
+                        inherited_fds, [&naming](pid_t pid) { naming->ProgramStarted(static_cast<uint32_t>(pid)); });
   if (!child.ok()) {
+    naming->ProgramStarted(std::nullopt);  // no-op if it was started (and exec failed)
     collector->Finish(std::chrono::milliseconds(0));
     PrintError(child.status().message());
     return kExitCannotExecute;

@@ -101,10 +101,31 @@ ProfileNaming::ProfileNaming(std::string explicit_path, bool force, std::string 
   main_ = explicit_.empty() ? FirstFreeProfilePath("", stem_, {}) : explicit_;
 }
 
-std::string ProfileNaming::PathFor(const aggregator::ProcessKey& process) {
+void ProfileNaming::ProgramStarted(std::optional<uint32_t> pid) {
+  {
+    std::lock_guard lock(mutex_);
+    if (started_) return;  // the first word stands
+    program_pid_ = pid;
+    started_ = true;
+  }
+  started_cv_.notify_all();
+}
+
+bool ProfileNaming::IsProgram(const aggregator::ProcessKey& process) const {
   std::lock_guard lock(mutex_);
+  return program_sequence_ && program_pid_ == process.pid && *program_sequence_ == process.sequence;
+}
+
+std::string ProfileNaming::PathFor(const aggregator::ProcessKey& process) {
+  std::unique_lock lock(mutex_);
+  // fork gives us the program's pid at once, but in principle the program (or a
+  // process it forked) could connect and end before we note it.
+  started_cv_.wait(lock, [&] { return started_; });
+  const bool program = program_pid_ == process.pid &&
+                       (!program_sequence_ || *program_sequence_ == process.sequence);
+  if (program) program_sequence_ = process.sequence;
   std::string path;
-  if (process.sequence != 0) {
+  if (!program) {
     std::set<std::string> taken = taken_;
     taken.insert(main_);
     path = RelatedProfilePath(main_, process.pid, taken);
@@ -133,7 +154,7 @@ void ProfileNaming::Settle(std::vector<aggregator::WrittenProfile>* written) {
   std::lock_guard lock(mutex_);
   if (staging_.empty()) return;
   for (auto& profile : *written) {
-    if (profile.process.sequence != 0 || profile.path != staging_ || !profile.status.ok()) continue;
+    if (profile.path != staging_ || !profile.status.ok()) continue;
     const Status moved = aggregator::MoveProfileFile(staging_, explicit_);
     if (moved.ok()) {
       profile.path = explicit_;

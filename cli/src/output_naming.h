@@ -4,8 +4,10 @@
 // it is still a regular file when the profile is ready.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,9 +36,11 @@ std::string RelatedProfilePath(const std::string& main_path, uint32_t pid,
 std::string ExplicitOutputProblem(const std::string& path, bool force);
 
 // Chooses every profile's file name; PathFor is called on the aggregator's writer
-// thread, in the order processes end. The program itself (the process of the first
-// connection, whatever it exec'd into: one profile) gets the main name whatever order
-// they end in; forked processes get "<main>.<pid>.cilkprof".
+// thread, in the order processes end. The program itself (the process we started,
+// known by its pid, whatever it exec'd into: one profile) gets the main name whatever
+// order they end or connect in; other processes get "<main>.<pid>.cilkprof". (A
+// process the program forks may connect to the collector before the program does: the
+// order of connections does not say which one is the program.)
 //
 // With an explicit path and `force`, the program's profile is written under a new
 // name next to it ("<main>.new.cilkprof") and Settle moves it over the -o file, which
@@ -48,7 +52,14 @@ class ProfileNaming {
   // `explicit_path`: the -o file, "" for default names from `stem` in the current directory.
   ProfileNaming(std::string explicit_path, bool force, std::string stem);
 
+  // The program's pid, once it is started; PathFor waits for it. nullopt: it was not
+  // started (then nothing is the program). Only the first call counts.
+  void ProgramStarted(std::optional<uint32_t> pid);
+
   std::string PathFor(const aggregator::ProcessKey& process);
+
+  // Whether `process` is the one PathFor gave the main name (the program).
+  bool IsProgram(const aggregator::ProcessKey& process) const;
 
   // After the collector finished: puts the program's profile at the -o file (with
   // -f) and updates `written` to say where each profile is.
@@ -60,6 +71,12 @@ class ProfileNaming {
 
  private:
   mutable std::mutex mutex_;
+  std::condition_variable started_cv_;
+  bool started_ = false;
+  std::optional<uint32_t> program_pid_;
+  // The connection sequence of the program's profile once PathFor named it: asked
+  // again for it (its name was taken meanwhile) is a retry, not another profile.
+  std::optional<uint32_t> program_sequence_;
   std::string explicit_;
   bool force_;
   std::string stem_;

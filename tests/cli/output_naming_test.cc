@@ -88,6 +88,7 @@ TEST(ProfileNaming, ForceReplacesARegularFileOnlyOnceTheProfileIsWritten) {
   const std::string target = dir.File("out.cilkprof");
   WriteFile(target, "old profile\n");
   ProfileNaming naming(target, /*force=*/true, "app");
+  naming.ProgramStarted(10);
   std::vector<aggregator::WrittenProfile> written = {Write(naming, Program(10))};
   ASSERT_TRUE(written[0].status.ok()) << written[0].status.message();
   EXPECT_EQ(written[0].path, dir.File("out.new.cilkprof"));  // the old file is intact meanwhile
@@ -104,6 +105,7 @@ TEST(ProfileNaming, ForceLeavesAFifoCreatedWhileTheProgramRan) {
   const std::string target = dir.File("out.cilkprof");
   WriteFile(target, "old profile\n");
   ProfileNaming naming(target, /*force=*/true, "app");
+  naming.ProgramStarted(10);
   ASSERT_EQ(::unlink(target.c_str()), 0);
   ASSERT_EQ(::mkfifo(target.c_str(), 0644), 0);  // what the program did
   std::vector<aggregator::WrittenProfile> written = {Write(naming, Program(10))};
@@ -119,6 +121,7 @@ TEST(ProfileNaming, WithoutForceAFileCreatedMeanwhileIsKeptAndTheProfileGoesBesi
   TempDir dir;
   const std::string target = dir.File("out.cilkprof");
   ProfileNaming naming(target, /*force=*/false, "app");
+  naming.ProgramStarted(10);
   WriteFile(target, "someone else's\n");
   std::vector<aggregator::WrittenProfile> written = {Write(naming, Program(10))};
   naming.Settle(&written);
@@ -128,10 +131,26 @@ TEST(ProfileNaming, WithoutForceAFileCreatedMeanwhileIsKeptAndTheProfileGoesBesi
             "'" + target + "' was created while the program ran and was left as it is (-f replaces it)");
 }
 
+TEST(ProfileNaming, TheProgramIsKnownByItsPidNotByWhoConnectedFirst) {
+  TempDir dir;
+  ProfileNaming naming(dir.File("out.cilkprof"), /*force=*/false, "app");
+  naming.ProgramStarted(10);
+  // A process the program forked connected first (sequence 0) and ended first.
+  std::vector<aggregator::WrittenProfile> written = {Write(naming, Forked(11, 0)), Write(naming, Forked(10, 1))};
+  naming.Settle(&written);
+  EXPECT_EQ(written[0].path, dir.File("out.11.cilkprof"));
+  EXPECT_EQ(written[1].path, dir.File("out.cilkprof"));
+  EXPECT_FALSE(naming.IsProgram(written[0].process));
+  EXPECT_TRUE(naming.IsProgram(written[1].process));
+  // An image of the program that the collector could not fold into its profile.
+  EXPECT_EQ(naming.PathFor(Forked(10, 2)), dir.File("out.10.cilkprof"));
+}
+
 TEST(ProfileNaming, ForkedProcessesGoBesideTheMainProfileAndChangeNothing) {
   TempDir dir;
   const std::string target = dir.File("out.cilkprof");
   ProfileNaming naming(target, /*force=*/false, "app");
+  naming.ProgramStarted(10);
   std::vector<aggregator::WrittenProfile> written = {Write(naming, Forked(11, 1)), Write(naming, Program(10))};
   naming.Settle(&written);
   EXPECT_EQ(written[0].path, dir.File("out.11.cilkprof"));
