@@ -1,6 +1,9 @@
 #include "app.h"
 
+#include <pthread.h>
+
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -8,11 +11,24 @@
 #include <limits>
 
 #include "commands.h"
+#include "stderr_logging.h"
 
 namespace cilkprof::cli {
 namespace {
 
 std::string g_tool = "cilkprof";
+int g_die_by_signal = 0;
+
+// Ends the process by `sig`'s default action (see DieBySignalOnExit).
+void DieBySignal(int sig) {
+  std::fflush(nullptr);
+  std::signal(sig, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, sig);
+  ::pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  ::raise(sig);
+}
 
 const char* const kRunFooter =
     "The program runs with the agent preloaded (LD_PRELOAD); its output and exit status are\n"
@@ -212,6 +228,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
 
 void SetToolName(const std::string& name) { g_tool = name; }
 
+void DieBySignalOnExit(int signal) { g_die_by_signal = signal; }
+
 void PrintError(const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", g_tool.c_str(), message.c_str());
 }
@@ -227,8 +245,11 @@ int WriteStdout(const std::string& text, const std::string& what) {
 
 int Main(int argc, char** argv, Entry entry) {
   g_tool = entry == Entry::kCilkprofRun ? "cilkprof-run" : "cilkprof";
+  RouteLogsToStderr(spdlog::level::warn);  // never into the program's or the view's stdout
   try {
-    return Dispatch(argc, argv, entry);
+    const int status = Dispatch(argc, argv, entry);
+    if (g_die_by_signal != 0) DieBySignal(g_die_by_signal);
+    return status;
   } catch (const std::exception& e) {
     PrintError(std::string("internal error: ") + e.what() + "; please report it");
   } catch (...) {

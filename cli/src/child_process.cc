@@ -73,6 +73,7 @@ ChildExit DescribeExit(int status) {
   } else if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     exit.exit_code = 128 + sig;
+    exit.signal = sig;
     exit.description = "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" +
                        (WCOREDUMP(status) ? ", core dumped" : "");
   }

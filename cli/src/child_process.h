@@ -64,6 +64,7 @@ class InheritedFds {
 
 struct ChildExit {
   int exit_code = 0;        // the status a shell would report: code, or 128+signal
+  int signal = 0;           // the signal that killed the program; 0 when it exited
   std::string description;  // "exited with status 3", "killed by signal 9 (Killed)"
 };
 

@@ -11,7 +11,6 @@
 #include <mutex>
 #include <set>
 
-#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "agent_locator.h"
@@ -26,6 +25,7 @@
 #include "output_naming.h"
 #include "progress.h"
 #include "program_check.h"
+#include "stderr_logging.h"
 
 extern char** environ;
 
@@ -100,28 +100,6 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   if (args.no_workspan) env.push_back("CILKPROF_WORKSPAN=0");
   if (args.strands) env.push_back("CILKPROF_WS_STRANDS=1");
   return env;
-}
-
-// The collector logs through spdlog, whose default logger writes to standard output:
-// that is the program's, not ours to write into. Each line goes to our stderr instead,
-// as "cilkprof: <message>" like every other message of ours.
-class StderrLogSink final : public spdlog::sinks::base_sink<std::mutex> {
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    PrintError(std::string(msg.payload.data(), msg.payload.size()));
-  }
-  void flush_() override { std::fflush(stderr); }
-};
-
-void RouteLogsToStderr(bool quiet) {
-  auto logger = std::make_shared<spdlog::logger>("cilkprof", std::make_shared<StderrLogSink>());
-  // The collector's progress messages are for the daemon's log; here the summary
-  // says it all. Its warnings still show: dropped connections, and a profile written
-  // elsewhere than asked or lost (the writer's warning or error, at the moment it
-  // happens; the summary does not repeat it). With -q, none: RunProgram reports each
-  // profile that is not where it was asked itself, once.
-  logger->set_level(quiet ? spdlog::level::critical : spdlog::level::warn);
-  spdlog::set_default_logger(std::move(logger));
 }
 
 // "the profile of pid 12 (/bin/prog) could not be written ...": one message for each
@@ -284,7 +262,12 @@ int RunProgram(const RunArgs& args) {
     return kExitRunFailed;
   }
 
-  RouteLogsToStderr(args.quiet);
+  // The collector's progress messages are for the daemon's log; here the summary
+  // says it all. Its warnings still show: dropped connections, and a profile written
+  // elsewhere than asked or lost (the writer's warning or error, at the moment it
+  // happens; the summary does not repeat it). With -q, none: RunProgram reports each
+  // profile that is not where it was asked itself, once.
+  RouteLogsToStderr(args.quiet ? spdlog::level::critical : spdlog::level::warn);
 
   // Before the aggregator starts its threads, so they inherit the blocked mask.
   ForwardedSignals signals;
@@ -339,6 +322,12 @@ int RunProgram(const RunArgs& args) {
                            return !p.recorded_nothing && !p.status.ok();
                          });
   if (child->exit_code == 0 && misplaced) return kExitRunFailed;
+  // A program killed by Ctrl-C, kill -TERM or -HUP ends cilkprof the same way once it
+  // has cleaned up, so that a shell loop around cilkprof-run stops as it would around
+  // the program (signals that dump core are not repeated: the core would be ours).
+  if (child->signal == SIGINT || child->signal == SIGTERM || child->signal == SIGHUP || child->signal == SIGPIPE) {
+    DieBySignalOnExit(child->signal);
+  }
   return child->exit_code;
 }
 

@@ -29,6 +29,9 @@ void PrintError(const std::string& message);
 // output" and returns kExitFailure, else 0.
 int WriteStdout(const std::string& text, const std::string& what);
 void SetToolName(const std::string& name);
+// After the command has returned and cleaned up, Main ends the process by `signal`
+// (default action) instead of returning its exit status.
+void DieBySignalOnExit(int signal);
 
 // Rows under this share of the total are hidden in text views unless --threshold says
 // otherwise (perf report's callchain default): a terminal reader wants the rows that
