@@ -22,7 +22,6 @@ namespace cilkprof::agent {
 AgentState* g_state = nullptr;
 int g_sampling = 0;
 unwinder::Mode g_handler_mode = unwinder::Mode::kDwarf;
-clockid_t g_handler_clock = CLOCK_THREAD_CPUTIME_ID;
 __thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread int tls_in_agent __attribute__((tls_model("initial-exec"))) = 0;
 __thread int tls_in_loader __attribute__((tls_model("initial-exec"))) = 0;
@@ -214,7 +213,6 @@ void Start() {
   s->sampler.period_ns = config.period_ns;
   g_handler_mode = config.unwind == UnwindKind::kDwarf ? unwinder::Mode::kDwarf
                                                          : unwinder::Mode::kFramePointer;
-  g_handler_clock = config.clock == ClockKind::kCpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
 
   if (config.clock == ClockKind::kCpu) {
     std::string why;
@@ -327,7 +325,7 @@ void RegisterCurrentThread(uint32_t thread_index) {
   // A thread may start with the signal blocked by a mask the interposed functions
   // never saw (pthread_attr_setsigmask_np, a raw system call, exec from such a thread).
   OpenKeptSignalOnThisThread();
-  t->last_clock_ns = ReadThreadClock();
+  InitSampleClock(t, g_state->sampler);
   tls_thread = t;
   pthread_setspecific(g_state->exit_key, t);
 
@@ -351,9 +349,9 @@ void UnregisterCurrentThread() {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   pthread_setspecific(g_state->exit_key, nullptr);
   prctl(PR_GET_NAME, t->exit_name, 0, 0, 0);
-  const ThreadEnd end = MeasureOwnEnd();
+  const ThreadEnd end = MeasureOwnEnd(t);
   pthread_mutex_lock(&g_state->registry_mu);
-  DisarmThread(t);
+  ReleaseThreadSource(t);  // no handler can use it any more: in_handler is set
   RecordOwnEnd(t, end);
   __atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_state->registry_mu);

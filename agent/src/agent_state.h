@@ -7,7 +7,7 @@
 //                signals the agent owns (sigaction interposition)
 //   registry_mu  the list of thread records; arming and disarming sample sources
 // The signal handler reads only: tls_thread, tls_in_loader, g_sampling, g_handler_mode,
-// g_handler_clock, and the runtime view (runtime_view.h). The interposed mask functions
+// the sampler's period, and the runtime view (runtime_view.h). The interposed mask functions
 // read only the kept signal and the code ranges (signal_mask.h).
 #pragma once
 
@@ -70,7 +70,6 @@ extern AgentState* g_state;
 // 1 while samples are recorded; the handler ignores signals otherwise.
 extern int g_sampling;
 extern unwinder::Mode g_handler_mode;
-extern clockid_t g_handler_clock;
 extern __thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec")));
 // Nonzero while the agent itself calls code that may reach an interposed function
 // (the unwinder installing its fault guard): those calls go straight to libc.
@@ -119,6 +118,5 @@ bool AgentOwnsSignal(int signo, const void* caller);
 void FindAgentText();  // once, at start-up
 bool CalledFromAgent(const void* caller);
 void DrainPendingSamples();
-uint64_t ReadThreadClock();
 
 }  // namespace cilkprof::agent

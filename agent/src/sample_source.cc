@@ -8,8 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "log.h"
+#include "sample_interval.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -17,6 +19,10 @@
 
 namespace cilkprof::agent {
 namespace {
+
+// The event's period while the handler runs, in mean intervals: far longer than any
+// handler, so that it never overflows in the middle of one.
+constexpr uint64_t kHoldIntervals = 64;
 
 int OpenTaskClock(pid_t tid, uint64_t period_ns) {
   perf_event_attr attr;
@@ -68,6 +74,82 @@ bool CreateTimer(ThreadRecord* t, const SamplerSettings& s, std::string* error) 
   return true;
 }
 
+bool ReadClockNs(clockid_t clock, uint64_t* ns) {
+  timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return false;
+  *ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  return true;
+}
+
+bool ReadCount(int fd, uint64_t* ns) {
+  uint64_t count = 0;
+  if (read(fd, &count, sizeof count) != static_cast<ssize_t>(sizeof count)) return false;
+  *ns = count;
+  return true;
+}
+
+// Starts the thread's next interval at the event's count now. The event must be
+// stopped (arming) or be the calling thread's own (its handler): no overflow can use
+// the interval before it is complete.
+bool StartInterval(ThreadRecord* t, uint64_t interval) {
+  uint64_t start = 0;
+  if (!ReadCount(t->perf_fd, &start) || ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &interval) != 0) {
+    return false;
+  }
+  __atomic_store_n(&t->interval_start_ns, start, __ATOMIC_RELAXED);
+  __atomic_store_n(&t->interval_ns, interval, __ATOMIC_RELAXED);
+  return true;
+}
+
+// The next interval from the thread's generator (seeded on first use).
+uint64_t DrawInterval(ThreadRecord* t, uint64_t mean_ns) {
+  uint64_t rng = __atomic_load_n(&t->interval_rng, __ATOMIC_RELAXED);
+  if (rng == 0) {
+    uint64_t salt = 0;
+    ReadClockNs(CLOCK_MONOTONIC, &salt);
+    rng = SeedSampleIntervals(static_cast<uint64_t>(t->tid), salt);
+  }
+  const uint64_t interval = NextSampleInterval(&rng, mean_ns);
+  __atomic_store_n(&t->interval_rng, rng, __ATOMIC_RELAXED);
+  return interval;
+}
+
+// Opens the thread's task-clock event, or re-enables the one a disarm stopped, with a
+// fresh first interval. The interval, the clock mark and the kind are in place before
+// the event is enabled: its first overflow finds them.
+bool ArmPerfEvent(ThreadRecord* t, const SamplerSettings& s, std::string* error) {
+  const uint64_t first = DrawInterval(t, s.period_ns);
+  const bool fresh = t->perf_fd < 0;
+  if (fresh) {
+    const int fd = OpenTaskClock(t->tid, first);  // disabled, its count at 0
+    if (fd < 0) {
+      *error = "perf_event_open(task-clock) failed: " + ErrnoText(errno);
+      return false;
+    }
+    if (!PointPerfAt(fd, t->tid, s.signo, error)) {
+      close(fd);
+      return false;
+    }
+    t->perf_fd = fd;
+  }
+  const int previous_kind = __atomic_load_n(&t->source, __ATOMIC_RELAXED);
+  if (StartInterval(t, first)) {
+    __atomic_store_n(&t->last_clock_ns, __atomic_load_n(&t->interval_start_ns, __ATOMIC_RELAXED),
+                     __ATOMIC_RELAXED);
+    // From the first arming on, the thread's sampling clock is the event's count.
+    if (previous_kind != kPerfSource) t->end_clock_ns = 0;
+    __atomic_store_n(&t->source, kPerfSource, __ATOMIC_RELEASE);
+    if (ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0) == 0) return true;
+    __atomic_store_n(&t->source, previous_kind, __ATOMIC_RELEASE);
+  }
+  *error = "starting the perf event failed: " + ErrnoText(errno);
+  if (fresh) {
+    close(t->perf_fd);
+    t->perf_fd = -1;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool PerfEventsAvailable(std::string* why) {
@@ -80,32 +162,37 @@ bool PerfEventsAvailable(std::string* why) {
   return true;
 }
 
+void InitSampleClock(ThreadRecord* t, const SamplerSettings& s) {
+  t->sample_clock = s.clock == ClockKind::kWall ? CLOCK_MONOTONIC : t->cpu_clock;
+  uint64_t now = 0;
+  if (ReadClockNs(t->sample_clock, &now)) t->last_clock_ns = now;
+}
+
 bool ArmThread(ThreadRecord* t, const SamplerSettings& s, std::string* error) {
-  if (s.clock == ClockKind::kCpu && s.use_perf) {
-    const int fd = OpenTaskClock(t->tid, s.period_ns);
-    if (fd >= 0) {
-      if (PointPerfAt(fd, t->tid, s.signo, error) &&
-          ioctl(fd, PERF_EVENT_IOC_RESET, 0) == 0 && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
-        t->perf_fd = fd;
-        return true;
-      }
-      close(fd);
-    }
+  const int kind = __atomic_load_n(&t->source, __ATOMIC_RELAXED);
+  const bool wants_perf = s.clock == ClockKind::kCpu && s.use_perf;
+  if (kind == kPerfSource || (kind == kNoSource && wants_perf)) {
+    if (ArmPerfEvent(t, s, error)) return true;
+    if (kind == kPerfSource) return false;  // its clock is the event's: no other source
     // Out of descriptors or a per-thread refusal: a timer still samples this thread.
   }
-  return CreateTimer(t, s, error);
+  if (!CreateTimer(t, s, error)) return false;
+  __atomic_store_n(&t->source, kTimerSource, __ATOMIC_RELEASE);
+  return true;
 }
 
 void DisarmThread(ThreadRecord* t) {
-  if (t->perf_fd >= 0) {
-    ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-    close(t->perf_fd);
-    t->perf_fd = -1;
-  }
+  if (t->perf_fd >= 0) ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
   if (t->has_timer) {
     timer_delete(t->timer);
     t->has_timer = false;
   }
+}
+
+void ReleaseThreadSource(ThreadRecord* t) {
+  DisarmThread(t);
+  if (t->perf_fd >= 0) close(t->perf_fd);
+  t->perf_fd = -1;
 }
 
 void ForgetInheritedSource(ThreadRecord* t) {
@@ -129,6 +216,31 @@ bool RetargetThread(ThreadRecord* t, const SamplerSettings& s, std::string* erro
     return CreateTimer(t, s, error);
   }
   return true;
+}
+
+bool ReadSampleClock(const ThreadRecord* t, uint64_t* ns) {
+  if (__atomic_load_n(&t->source, __ATOMIC_ACQUIRE) == kPerfSource) return ReadCount(t->perf_fd, ns);
+  return ReadClockNs(t->sample_clock, ns);
+}
+
+bool UsesPoissonIntervals(const ThreadRecord* t) {
+  return __atomic_load_n(&t->source, __ATOMIC_ACQUIRE) == kPerfSource;
+}
+
+uint64_t WeighPoissonSample(const ThreadRecord* t, uint64_t mean_ns, uint64_t now) {
+  const uint64_t start = __atomic_load_n(&t->interval_start_ns, __ATOMIC_RELAXED);
+  return PoissonSampleWeight(mean_ns, __atomic_load_n(&t->interval_ns, __ATOMIC_RELAXED),
+                             now > start ? now - start : 0);
+}
+
+void HoldSamplesInHandler(ThreadRecord* t, uint64_t mean_ns) {
+  uint64_t hold = kHoldIntervals * mean_ns;
+  ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &hold);
+}
+
+void ScheduleNextSample(ThreadRecord* t, uint64_t mean_ns) {
+  // On failure the event keeps its current interval, and the interval state with it.
+  StartInterval(t, DrawInterval(t, mean_ns));
 }
 
 const char* SampleSourceName(const SamplerSettings& s) {

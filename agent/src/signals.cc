@@ -93,16 +93,16 @@ void FindAgentText() {
 
 bool CalledFromAgent(const void* caller) { return g_agent_text.Contains(caller); }
 
-uint64_t ReadThreadClock() {
-  timespec ts;
-  clock_gettime(g_handler_clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Async-signal-safe: reads its own thread's record through initial-exec TLS, calls
-// clock_gettime, pthread_sigmask (signal_mask.h: the fault guard's signals) and
-// TakeSample (blame.h: the runtime's state, the logical unwinder, the CCT insert),
+// Async-signal-safe: reads its own thread's record through initial-exec TLS, reads the
+// sampling clock and re-arms the perf event (sample_source.h: read and ioctl on the
+// thread's own event), calls pthread_sigmask (signal_mask.h: the fault guard's signals)
+// and TakeSample (blame.h: the runtime's state, the logical unwinder, the CCT insert),
 // nothing else.
+//
+// With a perf event, samples come at Poisson intervals and weigh the mean interval plus
+// any overrun (sample_interval.h); the next interval starts when the handler is done,
+// so that its own time never hosts a sample. With a timer, a sample weighs the time
+// the clock advanced since the thread's previous sample.
 extern "C" void CilkprofSampleHandler(int, siginfo_t*, void* context) {
   const int saved_errno = errno;
   ThreadRecord* t = tls_thread;
@@ -112,15 +112,21 @@ extern "C" void CilkprofSampleHandler(int, siginfo_t*, void* context) {
     } else {
       t->in_handler = 1;
       __atomic_signal_fence(__ATOMIC_SEQ_CST);
-      const uint64_t now = ReadThreadClock();
-      const uint64_t weight = now > t->last_clock_ns ? now - t->last_clock_ns : 0;
-      t->last_clock_ns = now;
+      const bool poisson = UsesPoissonIntervals(t);
+      const uint64_t mean = g_state->sampler.period_ns;
+      const uint64_t last = __atomic_load_n(&t->last_clock_ns, __ATOMIC_RELAXED);
+      uint64_t now = last;
+      ReadSampleClock(t, &now);
+      if (poisson) HoldSamplesInHandler(t, mean);
+      const uint64_t weight = poisson ? WeighPoissonSample(t, mean, now) : (now > last ? now - last : 0);
+      __atomic_store_n(&t->last_clock_ns, now, __ATOMIC_RELAXED);
       // Inside dlclose the loader edits its list of modules, the one window in which
       // libunwind's FDE lookup is unsafe (docs/UNWINDER.md): walk frame pointers there.
       const unwinder::Mode mode = tls_in_loader != 0 ? unwinder::Mode::kFramePointer : g_handler_mode;
       const auto* interrupted = static_cast<const ucontext_t*>(context);
       OpenFaultSignalsInHandler(interrupted);
       TakeSample(t, interrupted, mode, weight);
+      if (poisson) ScheduleNextSample(t, mean);
       __atomic_signal_fence(__ATOMIC_SEQ_CST);
       t->in_handler = 0;
     }

@@ -29,14 +29,27 @@ struct ThreadRecord {
   uint32_t thread_index = 0;
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // pthread_getcpuclockid: valid from any thread
 
-  // Sample source (changed under the registry lock).
+  // Sample source (sample_source.h; changed under the registry lock). The kind is
+  // chosen at the first arming and kept for the thread's life, and so is the perf
+  // event's descriptor: the handler reads and re-arms it, so only the thread itself
+  // (or the last holder of a record whose thread is gone) closes it.
+  int source = 0;  // SourceKind; atomic accesses
   int perf_fd = -1;
   timer_t timer{};
   bool has_timer = false;
+  // What the thread's samples are weighed by when it has no perf event: its CPU
+  // clock (pthread_getcpuclockid, readable from any thread) or CLOCK_MONOTONIC.
+  clockid_t sample_clock = CLOCK_MONOTONIC;
 
   // Owner-only state of the signal handler.
   volatile sig_atomic_t in_handler = 0;
-  uint64_t last_clock_ns = 0;
+  uint64_t last_clock_ns = 0;  // the sampling clock at the last sample (or arming)
+  // Poisson sampling with a perf event (sample_interval.h): the current interval, the
+  // event's count when it began, and the generator. Set by whoever arms the thread
+  // while its event is stopped, then by its handler (atomic accesses).
+  uint64_t interval_ns = 0;
+  uint64_t interval_start_ns = 0;
+  uint64_t interval_rng = 0;
   ThreadCct cct;
   SampleCounters counters;
   unwinder::Frame frames[kMaxFrames];  // here rather than on a possibly small stack

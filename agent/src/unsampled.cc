@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "agent_state.h"
+#include "sample_source.h"
 #include "signal_mask.h"
 
 namespace cilkprof::agent {
@@ -22,11 +23,6 @@ bool ReadClock(clockid_t clock, uint64_t* ns) {
   if (clock_gettime(clock, &ts) != 0) return false;  // e.g. the thread has ended
   *ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
   return true;
-}
-
-// Thread t's sampling clock read from another thread: its CPU clock, or the wall clock.
-bool ReadSamplingClockOf(const ThreadRecord* t, uint64_t* ns) {
-  return ReadClock(g_handler_clock == CLOCK_THREAD_CPUTIME_ID ? t->cpu_clock : g_handler_clock, ns);
 }
 
 // Whether `signo` is in the SigBlk mask of thread `tid` of this process (proc(5)).
@@ -78,9 +74,10 @@ void NoteCpuBase() {
   s.unseen_reported_ns = 0;
 }
 
-ThreadEnd MeasureOwnEnd() {
+ThreadEnd MeasureOwnEnd(const ThreadRecord* t) {
   ThreadEnd end;
-  end.clock_ns = ReadThreadClock();
+  end.clock_ns = __atomic_load_n(&t->last_clock_ns, __ATOMIC_RELAXED);
+  ReadSampleClock(t, &end.clock_ns);
   ReadClock(CLOCK_THREAD_CPUTIME_ID, &end.cpu_ns);
   end.signal_blocked = KeptSignalBlockedOnThisThread();
   return end;
@@ -97,7 +94,7 @@ void MeasureLiveThreadsEnd() {
   pthread_mutex_lock(&s.registry_mu);
   for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
     uint64_t now = 0;
-    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || !ReadSamplingClockOf(t, &now)) continue;
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) || !ReadSampleClock(t, &now)) continue;
     RecordTail(t, now, SignalBlockedInThread(t->tid, signo));
   }
   pthread_mutex_unlock(&s.registry_mu);

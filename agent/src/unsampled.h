@@ -1,8 +1,10 @@
 // Time the samples did not cover (issue 11; docs/AGENT.md, "Unsampled time").
 //
-// Each sample weighs the time of the thread's clock since its previous sample, so a
-// thread's samples cover its clock from its registration up to its last sample. What
-// comes after, the tail, is unsampled: less than a period or two normally, but all of
+// A thread's samples cover its sampling clock (sample_source.h) from its arming up to
+// its last sample: exactly with a timer (each sample weighs the time since the
+// previous one), in expectation with a perf event (Poisson intervals, each sample
+// weighs the mean interval plus any overrun: sample_interval.h). What comes after the
+// last sample, the tail, is unsampled: about a period normally, but all of
 // the thread's time when the sampling signal stays blocked (a direct rt_sigprocmask
 // system call, a mask the interposition could not change) or when the thread lives
 // less than one period. When a thread ends, and at the final flush for the threads
@@ -32,11 +34,11 @@ void NoteCpuBase();
 
 // What the calling thread measures about itself as it unregisters.
 struct ThreadEnd {
-  uint64_t clock_ns = 0;  // the sampling clock now
+  uint64_t clock_ns = 0;  // its sampling clock now (sample_source.h)
   uint64_t cpu_ns = 0;    // the thread's CPU time now
   bool signal_blocked = false;
 };
-ThreadEnd MeasureOwnEnd();
+ThreadEnd MeasureOwnEnd(const ThreadRecord* self);
 // Records it (registry lock held): the tail goes to t's counters unless the final
 // flush measured t already.
 void RecordOwnEnd(ThreadRecord* t, const ThreadEnd& end);
