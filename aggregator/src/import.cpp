@@ -36,6 +36,7 @@ Result<ImportReport> Import(const std::string& spill_path, const std::string& ou
   Session session;
   ImportReport report;
   std::string stop_reason;  // why merging stopped before the end of the file
+  uint64_t merged_through = 0;  // file offset just past the last message merged
   std::string chunk(kChunkBytes, '\0');
   wire::AgentMessage message;
   while (stop_reason.empty()) {
@@ -57,6 +58,7 @@ Result<ImportReport> Import(const std::string& spill_path, const std::string& ou
         break;
       }
       ++report.messages;
+      merged_through = decoder.bytes_decoded();
     }
     if (stop_reason.empty() && !decoder.status().ok()) stop_reason = decoder.status().message();
   }
@@ -70,9 +72,20 @@ Result<ImportReport> Import(const std::string& spill_path, const std::string& ou
   }
   if (!stop_reason.empty()) {
     const std::string warning = fmt::format(
-        "the spill file {} is incomplete or damaged ({}); imported the {} complete messages "
-        "before that point (was the program killed while writing it?)",
-        spill_path, stop_reason, report.messages);
+        "the spill file {} is incomplete or damaged ({}); imported the {} messages before byte {} "
+        "and nothing after it",
+        spill_path, stop_reason, report.messages, merged_through);
+    session.AddWarning(warning);
+    report.warnings.push_back(warning);
+    spdlog::warn("{}", warning);
+  }
+  if (decoder.legacy_format()) {
+    // Nothing could be checked: say so, so that a damaged old file is never taken at
+    // face value (framing.h).
+    const std::string warning = fmt::format(
+        "the spill file {} has no checksums (written by an older agent): damage in it cannot be "
+        "detected",
+        spill_path);
     session.AddWarning(warning);
     report.warnings.push_back(warning);
     spdlog::warn("{}", warning);

@@ -231,7 +231,7 @@ TEST_F(ExecChainServerTest, ImageThatEndsBeforeTheOneItExecdFromStillJoins) {
     const Stream tail(env.end() - 2, env.end());
     ASSERT_TRUE(first.Send(Frames(head)));
     SendAll(app);
-    ASSERT_TRUE(first.Send(Frames(tail)));
+    ASSERT_TRUE(first.Send(FrameBytes(tail)));
   }
   const auto written = server->Finish(kDrain);
   ASSERT_EQ(written.size(), 1u);

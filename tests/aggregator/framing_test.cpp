@@ -1,4 +1,5 @@
-// FrameDecoder and AppendFrame: split feeds, zero length, oversized, truncated, bad payload.
+// FrameDecoder and AppendFrame: split feeds, zero length, oversized, truncated, bad payload
+// (checksums and streams of the first format: frame_checksum_test.cpp).
 #include <gtest/gtest.h>
 
 #include "cilkprof/aggregator/framing.h"
@@ -26,17 +27,21 @@ std::vector<std::string> DecodeAll(FrameDecoder& decoder) {
   return out;
 }
 
-TEST(FramingTest, AppendFrameWritesLittleEndianLengthThenMessage) {
+TEST(FramingTest, AppendFrameWritesLengthThenChecksumThenMessage) {
   const wire::AgentMessage hello = Hello(7);
   std::string out = "x";
   AppendFrame(hello, &out);
   const std::string payload = hello.SerializeAsString();
-  ASSERT_EQ(out.size(), 1 + 4 + payload.size());
+  ASSERT_EQ(out.size(), 1 + kFrameHeaderBytes + payload.size());
   EXPECT_EQ(static_cast<unsigned char>(out[1]), payload.size() & 0xff);
   EXPECT_EQ(static_cast<unsigned char>(out[2]), (payload.size() >> 8) & 0xff);
   EXPECT_EQ(out[3], 0);
   EXPECT_EQ(out[4], 0);
-  EXPECT_EQ(out.substr(5), payload);
+  const uint32_t checksum = FrameChecksum(payload);
+  for (int b = 0; b < 4; ++b) {
+    EXPECT_EQ(static_cast<unsigned char>(out[5 + b]), (checksum >> (8 * b)) & 0xff);
+  }
+  EXPECT_EQ(out.substr(1 + kFrameHeaderBytes), payload);
 }
 
 TEST(FramingTest, DecodesAStreamFedWhole) {

@@ -62,8 +62,8 @@ TEST(ImportTest, DamagedMessageInTheMiddleKeepsWhatCameBefore) {
   const auto stream = SyntheticAgentStream(79, 4, 4, 2, false);
   const std::vector<wire::AgentMessage> head(stream.begin(), stream.begin() + 3);
   std::string bytes = Frames(head);
-  bytes += std::string("\x05\x00\x00\x00\xff\xff\xff\xff\xff", 9);  // does not parse
-  bytes += Frames({stream[3]});
+  bytes += std::string("\x05\x00\x00\x00\xff\xff\xff\xff\xff", 9);  // damaged
+  bytes += FrameBytes({stream[3]});
   Spit(dir.File("spill"), bytes);
   auto report = ImportFrameStream(dir.File("spill"), dir.File("out.cilkprof"), FakeSymbols());
   ASSERT_TRUE(report.ok()) << report.status().message();

@@ -88,10 +88,18 @@ inline void AddCounters(wire::ThreadDelta* t, uint64_t samples, uint64_t partial
   t->mutable_counters()->set_cpu_ns(cpu_ns);
 }
 
-inline std::string Frames(const std::vector<wire::AgentMessage>& messages) {
+// The frames of `messages`, without the stream's magic: to append to a stream.
+inline std::string FrameBytes(const std::vector<wire::AgentMessage>& messages) {
   std::string out;
   for (const auto& m : messages) AppendFrame(m, &out);
   return out;
+}
+
+// A whole stream, as an agent sends it: the magic, then the frames of `messages`.
+inline std::string Frames(const std::vector<wire::AgentMessage>& messages) {
+  std::string out;
+  AppendStreamHeader(&out);
+  return out + FrameBytes(messages);
 }
 
 // Names every address "<module basename>:0x<offset>"; counts calls per location.

@@ -119,6 +119,7 @@ class StreamMutator {
       }
     }
     std::string out;
+    AppendStreamHeader(&out);
     for (const auto& m : messages) AppendFrame(m, &out);
     return out;
   }

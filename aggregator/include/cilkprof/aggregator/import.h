@@ -4,9 +4,11 @@
 // have sent (framing.h: Hello, Deltas, Goodbye) to a local spill file. Importing
 // replays that stream through the same Session as a live connection and writes the
 // profile. A spill file cut short (the program was killed mid-write) yields a profile
-// of every complete message before the cut, plus a warning; so does a damaged message
-// in the middle (everything before it is kept). A file with no valid Hello at its
-// start is an error.
+// of every complete message before the cut, plus a warning; so does a damaged frame
+// in the middle (its checksum does not match: everything before it is kept, nothing
+// after it, and the warning names the byte offset where trust ended). A file with no
+// valid Hello at its start is an error. Files of the first frame format (no
+// checksums, framing.h) are read with a warning that damage cannot be detected.
 #pragma once
 
 #include <cstdint>
