@@ -11,6 +11,7 @@
 #include <new>
 
 #include "agent_state.h"
+#include "fatal_signals.h"
 #include "log.h"
 #include "real_functions.h"
 #include "runtime_view.h"
@@ -80,7 +81,7 @@ void FlushAndSayGoodbye(const char* reason) {
   goodbye.end_unix_ns = UnixNowNs();
   goodbye.reason = reason;
   goodbye.unseen_thread_cpu_ns = TakeUnseenThreadCpuNs();
-  s.transport.Enqueue(EncodeGoodbyeFrame(goodbye));
+  s.transport.EnqueueGoodbye(EncodeGoodbyeFrame(goodbye));
   s.transport.Drain(kExitDrainMs);
   s.transport.Close();
   __atomic_store_n(&s.shut_down, true, __ATOMIC_RELEASE);
@@ -151,6 +152,7 @@ void ChildAfterFork() {
     FreeRecord(self);
   }
   s.pid = getpid();
+  s.retired = RetiredThreads();  // the parent's ended threads are in the parent's profile
 
   if (!was_active || !s.config.follow_fork) {
     __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
@@ -194,7 +196,7 @@ void Start() {
   s->pid = getpid();
   s->start_unix_ns = UnixNowNs();
   s->transport.Configure(config.socket, config.spill_dir, s->pid);
-  InstallRedeclaration();
+  InstallSnapshot();
   for (int signo : {SIGSEGV, SIGBUS}) {
     s->program_view_valid[signo] =
         real::sigaction()(signo, nullptr, &s->program_view[signo]) == 0;
@@ -251,6 +253,7 @@ void Start() {
   pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
   atexit(AtExit);
 
+  InstallFatalSignalHandlers();  // the last flush before a signal ends the program
   NoteCpuBase();
   SetKeptSignal(signo);  // from here on the program cannot block it (signal_mask.h)
   s->shut_down = false;

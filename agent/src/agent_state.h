@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "module_table.h"
+#include "retired_threads.h"
 #include "sample_source.h"
 #include "thread_record.h"
 #include "transport.h"
@@ -38,6 +39,7 @@ struct AgentState {
   Transport transport;
   ModuleTable modules;
   std::vector<std::string> warnings;  // for Hello.warnings
+  RetiredThreads retired;             // what ended threads recorded, for snapshots
   bool hello_sent = false;
   bool shut_down = false;
 
@@ -101,8 +103,8 @@ void FinishOnFlusherForUnderscoreExit();
 void StartFlusher();
 void StopFlusher();
 void FlushLocked();  // flush_mu held
-// Makes a spill file that starts mid-connection begin with every declaration so far.
-void InstallRedeclaration();
+// Makes a spill file begin with a snapshot of everything recorded so far (transport.h).
+void InstallSnapshot();
 uint64_t UnixNowNs();
 
 // Signals (signals.cc).

@@ -47,6 +47,12 @@ class ThreadDeltaBuilder {
   // (a spill file started mid-connection must stand alone). Changes no state.
   void DeclareSent(const ThreadCct& cct, PcResolver* resolver, std::vector<NewNodeMsg>* out) const;
   uint32_t nodes_sent() const { return nodes_sent_; }
+  // What has been reported of node `id`'s metric `m`, and of the counters: the crash
+  // path (crash_flush.h) reports the rest. Reading them is async-signal-safe.
+  uint64_t reported_metric(uint32_t id, MetricId m) const {
+    return id < shadow_[m].size() ? shadow_[m][id] : 0;
+  }
+  const SampleCounters& reported_counters() const { return shadow_counters_; }
 
  private:
   uint32_t nodes_sent_ = 1;  // node 0, the root, is implicit

@@ -1,7 +1,15 @@
-// The flusher thread: every CILKPROF_FLUSH_MS it turns what the threads' CCTs gained
-// into Delta frames and hands them to the transport. It is not a profiled thread (no
-// sample source, no record) and blocks every signal, so the program's process-directed
-// signals always go to the program's own threads.
+// The flusher thread: it turns what the threads' CCTs gained into Delta frames and
+// hands them to the transport. It is not a profiled thread (no sample source, no
+// record) and blocks every signal, so the program's process-directed signals always
+// go to the program's own threads.
+//
+// When it flushes: once as soon as it starts (the connection, the Hello and the load
+// modules are in place before the program has run for long, so that a crash or a
+// kill early on still has them), then every interval, where the interval is 100
+// times the CPU time the last flush cost, at least 100 ms and at most
+// CILKPROF_FLUSH_MS (1000 ms by default): a flush that costs little is made often, so
+// that a SIGKILL, which no handler sees, loses little (docs/AGENT.md, "Crashes and
+// kills"), and the flusher never takes more than about 1% of a core.
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -15,7 +23,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "real_functions.h"
+#include "retired_threads.h"
 #include "unsampled.h"
+#include "workspan/workspan.h"
 
 namespace cilkprof::agent {
 namespace {
@@ -24,10 +34,25 @@ namespace {
 // the aggregator's 64 MiB frame limit.
 constexpr size_t kMaxEntriesPerBatch = 100000;
 constexpr size_t kFrameBudgetBytes = 8u << 20;
+// The adaptive interval (see the top of this file).
+constexpr uint64_t kMinFlushIntervalNs = 100000000;
+constexpr uint64_t kFlushCostFactor = 100;
 
 uint64_t MonotonicNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t ProcessCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
@@ -84,14 +109,121 @@ bool HasContent(const ThreadDeltaMsg& d) {
          !d.name.empty();
 }
 
+// Collects ThreadDeltas into Delta frames of about kFrameBudgetBytes. Every frame
+// carries the modules discovered since the previous one (its nodes may refer to
+// them, so they travel in the same frame, ahead of the threads) and the flush's time.
+class DeltaFrames {
+ public:
+  using Sink = std::function<void(std::string frame)>;
+  explicit DeltaFrames(Sink sink) : sink_(std::move(sink)) {
+    delta_.flush_unix_ns = UnixNowNs();
+    delta_.process_cpu_ns = ProcessCpuNs();
+  }
+  void Add(ThreadDeltaMsg d) {
+    bytes_ += EncodedSizeBound(d);
+    delta_.threads.push_back(std::move(d));
+    if (bytes_ >= kFrameBudgetBytes) Emit();
+  }
+  void Emit() {
+    std::vector<LoadModuleMsg> modules = g_state->modules.TakeChanges();
+    delta_.modules.insert(delta_.modules.end(), modules.begin(), modules.end());
+    if (delta_.modules.empty() && delta_.threads.empty()) return;
+    sink_(EncodeDeltaFrame(delta_));
+    const uint64_t unix_ns = delta_.flush_unix_ns, cpu_ns = delta_.process_cpu_ns;
+    delta_ = DeltaMsg();
+    delta_.flush_unix_ns = unix_ns;
+    delta_.process_cpu_ns = cpu_ns;
+    bytes_ = 0;
+  }
+  DeltaMsg* delta() { return &delta_; }
+  size_t* bytes() { return &bytes_; }
+
+ private:
+  Sink sink_;
+  DeltaMsg delta_;
+  size_t bytes_ = 0;
+};
+
+// What thread `t` gained since its builder's last report. `may_end`: send the
+// thread's end once everything is reported (never in a snapshot: the next flush
+// sends it, and nothing may follow a thread's end). Returns whether the thread had
+// ended when its CCT was read: then everything it recorded has been reported.
+bool AddThread(ThreadRecord* t, bool may_end, DeltaFrames* frames) {
+  AgentState& s = *g_state;
+  // Read `exited` before the CCT: whatever the thread wrote before exiting is then
+  // visible, and a caught-up builder has sent all of it.
+  const bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+  std::string name = exited ? std::string(t->exit_name) : ThreadName(t->tid);
+  if (name.empty()) name = t->sent_name;
+  t->builder.BeginCycle();
+  bool done = false;
+  bool first_batch = true;
+  while (!done) {
+    ThreadDeltaMsg d;
+    d.tid = static_cast<uint32_t>(t->tid);
+    d.thread_index = t->thread_index;
+    done = t->builder.Build(t->cct, t->counters, &s.modules, kMaxEntriesPerBatch, &d);
+    if (first_batch && (name != t->sent_name || !t->announced)) {
+      d.name = name;
+      t->sent_name = name;
+    }
+    if (done && exited && may_end) d.exited = true;
+    if (HasContent(d) || (first_batch && !t->announced)) {
+      t->announced = true;
+      frames->Add(std::move(d));
+    }
+    first_batch = false;
+  }
+  return exited;
+}
+
+std::vector<ThreadRecord*> ThreadList() {
+  AgentState& s = *g_state;
+  std::vector<ThreadRecord*> threads;
+  pthread_mutex_lock(&s.registry_mu);
+  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) threads.push_back(t);
+  pthread_mutex_unlock(&s.registry_mu);
+  return threads;
+}
+
+// Everything the process recorded so far, for a receiver that has seen none of it
+// (Transport::SetSnapshot): every module; every live thread from zero (its builder
+// starts over, so later deltas are increments from this snapshot); the ended threads
+// (retired_threads.h); the work/span totals. Runs under flush_mu, possibly in the
+// middle of FlushLocked (a frame the transport could not queue): everything that
+// flush built so far is in the snapshot, and what it builds after is an increment.
+std::string SnapshotFrames() {
+  AgentState& s = *g_state;
+  std::string out;
+  s.modules.ResendAll();
+  DeltaFrames frames([&out](std::string frame) { out += frame; });
+  // Modules only the ended threads' nodes still refer to (unloaded since).
+  for (const LoadModuleMsg& m : s.retired.modules()) {
+    const bool in_table = std::any_of(s.modules.modules().begin(), s.modules.modules().end(),
+                                      [&](const ModuleInfo& known) { return known.id == m.id; });
+    if (!in_table) frames.delta()->modules.push_back(m);
+  }
+  for (ThreadRecord* t : ThreadList()) {
+    t->builder = ThreadDeltaBuilder();
+    t->announced = false;
+    t->sent_name.clear();
+    AddThread(t, /*may_end=*/false, &frames);
+  }
+  s.retired.AppendSnapshot(frames.delta(), frames.bytes(), kFrameBudgetBytes, kMaxEntriesPerBatch,
+                           [&frames] { frames.Emit(); });
+  frames.Emit();
+  std::vector<std::string> workspan;
+  workspan::AppendSnapshotFrames(&workspan);
+  for (const std::string& frame : workspan) out += frame;
+  return out;
+}
+
 void* FlusherMain(void*) {
   AgentState& s = *g_state;
-  pthread_mutex_lock(&s.flush_mu);
-  s.transport.EnsureOpen();
-  pthread_mutex_unlock(&s.flush_mu);
-
-  const uint64_t period_ns = uint64_t{s.config.flush_ms} * 1000000ull;
-  uint64_t next_flush = MonotonicNs() + period_ns;
+  const uint64_t longest_ns = uint64_t{s.config.flush_ms} * 1000000ull;
+  const uint64_t shortest_ns = std::min(kMinFlushIntervalNs, longest_ns);
+  uint64_t next_flush = MonotonicNs();  // the first flush right away
+  bool first_flush = true;
   for (;;) {
     pthread_mutex_lock(&s.flush_mu);
     const int sock = s.transport.has_pending() ? s.transport.socket_fd() : -1;
@@ -113,8 +245,13 @@ void* FlusherMain(void*) {
 
     pthread_mutex_lock(&s.flush_mu);
     if (MonotonicNs() >= next_flush) {
+      // The cost is the flusher's CPU time (waiting for a core is no cost), not counting
+      // the first flush, which connects and builds the Hello and the module table.
+      const uint64_t started = ThreadCpuNs();
       FlushLocked();
-      next_flush = MonotonicNs() + period_ns;
+      const uint64_t cost = first_flush ? 0 : ThreadCpuNs() - started;
+      first_flush = false;
+      next_flush = MonotonicNs() + std::clamp(cost * kFlushCostFactor, shortest_ns, longest_ns);
     } else {
       s.transport.Pump();
     }
@@ -124,40 +261,9 @@ void* FlusherMain(void*) {
   return nullptr;
 }
 
-// Delta frames declaring every load module and every node sent so far, in batches
-// (Transport::SetRedeclaration). Runs under flush_mu, possibly in the middle of
-// FlushLocked: it reads the builders' counts and the module table, changes nothing.
-std::string RedeclarationFrames() {
-  AgentState& s = *g_state;
-  std::string frames;
-  DeltaMsg delta;
-  delta.modules = s.modules.Declarations();
-  pthread_mutex_lock(&s.registry_mu);
-  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) {
-    std::vector<NewNodeMsg> nodes;
-    t->builder.DeclareSent(t->cct, &s.modules, &nodes);
-    // Batches like FlushLocked's (a thread may appear more than once in a Delta; parents
-    // always precede their children).
-    for (size_t from = 0; from < nodes.size(); from += kMaxEntriesPerBatch) {
-      ThreadDeltaMsg d;
-      d.tid = static_cast<uint32_t>(t->tid);
-      d.thread_index = t->thread_index;
-      const size_t to = std::min(nodes.size(), from + kMaxEntriesPerBatch);
-      d.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(from),
-                     nodes.begin() + static_cast<std::ptrdiff_t>(to));
-      delta.threads.push_back(std::move(d));
-      frames += EncodeDeltaFrame(delta);
-      delta = DeltaMsg();
-    }
-  }
-  pthread_mutex_unlock(&s.registry_mu);
-  if (!delta.modules.empty() || !delta.threads.empty()) frames += EncodeDeltaFrame(delta);
-  return frames;
-}
-
 }  // namespace
 
-void InstallRedeclaration() { g_state->transport.SetRedeclaration(RedeclarationFrames); }
+void InstallSnapshot() { g_state->transport.SetSnapshot(SnapshotFrames); }
 
 uint64_t UnixNowNs() {
   timespec ts;
@@ -202,55 +308,12 @@ void FlushLocked() {
   s.modules.BeginCycle();
   s.modules.RefreshIfChanged();
 
-  std::vector<ThreadRecord*> threads;
-  pthread_mutex_lock(&s.registry_mu);
-  for (ThreadRecord* t = s.threads; t != nullptr; t = t->next) threads.push_back(t);
-  pthread_mutex_unlock(&s.registry_mu);
-
-  DeltaMsg delta;
-  size_t delta_bytes = 0;
-  // Sends what `delta` holds, with the modules discovered so far (the nodes in it may
-  // refer to them, so they travel in the same frame, ahead of the threads).
-  auto emit = [&]() {
-    std::vector<LoadModuleMsg> modules = s.modules.TakeChanges();
-    delta.modules.insert(delta.modules.end(), modules.begin(), modules.end());
-    if (delta.modules.empty() && delta.threads.empty()) return;
-    s.transport.Enqueue(EncodeDeltaFrame(delta));
-    delta = DeltaMsg();
-    delta_bytes = 0;
-  };
-
+  DeltaFrames frames([&s](std::string frame) { s.transport.Enqueue(std::move(frame)); });
   std::vector<ThreadRecord*> finished;
-  for (ThreadRecord* t : threads) {
-    // Read `exited` before the CCT: whatever the thread wrote before exiting is then
-    // visible, and a caught-up builder has sent all of it.
-    const bool exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
-    std::string name = exited ? std::string(t->exit_name) : ThreadName(t->tid);
-    if (name.empty()) name = t->sent_name;
-    t->builder.BeginCycle();
-    bool done = false;
-    bool first_batch = true;
-    while (!done) {
-      ThreadDeltaMsg d;
-      d.tid = static_cast<uint32_t>(t->tid);
-      d.thread_index = t->thread_index;
-      done = t->builder.Build(t->cct, t->counters, &s.modules, kMaxEntriesPerBatch, &d);
-      if (first_batch && (name != t->sent_name || !t->announced)) {
-        d.name = name;
-        t->sent_name = name;
-      }
-      if (done && exited) d.exited = true;
-      if (HasContent(d) || (first_batch && !t->announced)) {
-        t->announced = true;
-        delta_bytes += EncodedSizeBound(d);
-        delta.threads.push_back(std::move(d));
-      }
-      first_batch = false;
-      if (delta_bytes >= kFrameBudgetBytes) emit();
-    }
-    if (exited) finished.push_back(t);
+  for (ThreadRecord* t : ThreadList()) {
+    if (AddThread(t, /*may_end=*/true, &frames)) finished.push_back(t);
   }
-  emit();
+  frames.Emit();
 
   if (!finished.empty()) {
     pthread_mutex_lock(&s.registry_mu);
@@ -263,7 +326,11 @@ void FlushLocked() {
       }
     }
     pthread_mutex_unlock(&s.registry_mu);
-    for (ThreadRecord* t : finished) FreeExitedRecord(t);
+    // A later snapshot still needs what they recorded (retired_threads.h).
+    for (ThreadRecord* t : finished) {
+      s.retired.Add(*t, t->sent_name, &s.modules);
+      FreeExitedRecord(t);
+    }
   }
   s.transport.Pump();
 }

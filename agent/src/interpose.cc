@@ -8,7 +8,9 @@
 //   pthread_exit          unregister first (a key destructor also covers cancellation)
 //   sigaction, signal,    the program claiming the sampling signal moves the agent to
 //   sysv_signal,          another one; SIGSEGV/SIGBUS go to the unwinder's fault guard
-//   bsd_signal            as chained handlers so that the guard stays first
+//   bsd_signal            as chained handlers so that the guard stays first; the other
+//                         signals the program may die of keep the agent's handler in
+//                         front of the program's, for the last flush (fatal_signals.h)
 //   execve, execv, execvp, execvpe, execl, execlp, execle, fexecve
 //                         flush and say Goodbye("exec") first: the image that is
 //                         replaced keeps a complete profile; on failure, carry on
@@ -39,6 +41,7 @@
 #include <cstdlib>
 
 #include "agent_state.h"
+#include "fatal_signals.h"
 #include "real_functions.h"
 #include "signal_mask.h"
 
@@ -74,6 +77,16 @@ int ExecWithAgent(Exec exec) {
   return rc;
 }
 
+// The program's sigaction, to whichever part of the agent owns the signal.
+int ProgramSigaction(int signo, const struct sigaction* act, struct sigaction* old, const void* caller) {
+  if (WatchesFatalSignal(signo) && !CalledFromAgent(caller)) return FatalSignalSigaction(signo, act, old);
+  return InterposedSigaction(signo, act, old, caller);
+}
+
+bool RoutedThroughSigaction(int signo, const void* caller) {
+  return AgentOwnsSignal(signo, caller) || (WatchesFatalSignal(signo) && !CalledFromAgent(caller));
+}
+
 sighandler_t SignalThroughSigaction(int signo, sighandler_t handler, int flags, bool mask_self,
                                     const void* caller) {
   struct sigaction sa = {}, old = {};
@@ -81,7 +94,7 @@ sighandler_t SignalThroughSigaction(int signo, sighandler_t handler, int flags, 
   sa.sa_flags = flags;
   sigemptyset(&sa.sa_mask);
   if (mask_self) sigaddset(&sa.sa_mask, signo);
-  if (InterposedSigaction(signo, &sa, &old, caller) != 0) return SIG_ERR;
+  if (ProgramSigaction(signo, &sa, &old, caller) != 0) return SIG_ERR;
   return old.sa_handler;
 }
 
@@ -134,21 +147,21 @@ CILKPROF_EXPORT void _Exit(int status) {
 }
 
 CILKPROF_EXPORT int sigaction(int signo, const struct sigaction* act, struct sigaction* old) {
-  return InterposedSigaction(signo, act, old, __builtin_return_address(0));
+  return ProgramSigaction(signo, act, old, __builtin_return_address(0));
 }
 
 CILKPROF_EXPORT sighandler_t signal(int signo, sighandler_t handler) {
-  if (!AgentOwnsSignal(signo, __builtin_return_address(0))) return real::signal()(signo, handler);
+  if (!RoutedThroughSigaction(signo, __builtin_return_address(0))) return real::signal()(signo, handler);
   return SignalThroughSigaction(signo, handler, SA_RESTART, true, __builtin_return_address(0));  // BSD semantics
 }
 
 CILKPROF_EXPORT sighandler_t bsd_signal(int signo, sighandler_t handler) {
-  if (!AgentOwnsSignal(signo, __builtin_return_address(0))) return real::bsd_signal()(signo, handler);
+  if (!RoutedThroughSigaction(signo, __builtin_return_address(0))) return real::bsd_signal()(signo, handler);
   return SignalThroughSigaction(signo, handler, SA_RESTART, true, __builtin_return_address(0));
 }
 
 CILKPROF_EXPORT sighandler_t sysv_signal(int signo, sighandler_t handler) {
-  if (!AgentOwnsSignal(signo, __builtin_return_address(0))) return real::sysv_signal()(signo, handler);
+  if (!RoutedThroughSigaction(signo, __builtin_return_address(0))) return real::sysv_signal()(signo, handler);
   return SignalThroughSigaction(signo, handler, SA_RESETHAND | SA_NODEFER, false, __builtin_return_address(0));
 }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "log.h"
+#include "stream_format.h"
 
 namespace cilkprof::agent {
 namespace {
@@ -48,6 +49,62 @@ int MoveHigh(int fd) {
   if (high < 0) return fd;
   close(fd);
   return high;
+}
+
+// Appends `text` to the NUL-terminated `buf` of `size` bytes. Async-signal-safe.
+void AppendText(char* buf, size_t size, const char* text) {
+  size_t used = strnlen(buf, size);
+  while (*text != '\0' && used + 1 < size) buf[used++] = *text++;
+  buf[used < size ? used : size - 1] = '\0';
+}
+
+void AppendDecimal(char* buf, size_t size, uint64_t value) {
+  char digits[24];
+  size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  char text[24];
+  for (size_t i = 0; i < n; ++i) text[i] = digits[n - 1 - i];
+  text[n] = '\0';
+  AppendText(buf, size, text);
+}
+
+// Writes all of it, retrying after EINTR. Async-signal-safe.
+bool WriteAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Sends all of it on a non-blocking socket, waiting for room until deadline_ms.
+// Async-signal-safe.
+bool SendAll(int fd, const char* data, size_t size, uint64_t deadline_ms) {
+  while (size > 0) {
+    const ssize_t n = send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      data += n;
+      size -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      const uint64_t now = MonotonicMs();
+      if (now >= deadline_ms) return false;
+      pollfd p{fd, POLLOUT, 0};
+      const int waited = static_cast<int>(deadline_ms - now);
+      if (poll(&p, 1, waited) < 0 && errno != EINTR) return false;
+      continue;
+    }
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -115,11 +172,37 @@ bool Transport::Connect(std::string* why) {
   return true;
 }
 
+// The listener's credentials, as the kernel recorded them when it called listen():
+// whoever created the socket path cannot fake them.
+bool Transport::PeerIsTrusted(std::string* why) const {
+  if (address_.rfind("tcp:", 0) == 0) return true;  // no credentials on TCP
+  ucred peer{};
+  socklen_t len = sizeof peer;
+  if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+    *why = "cannot read the credentials of the aggregator at " + address_ + " (" + ErrnoText(errno) +
+           "), so it may be anyone's: it gets nothing";
+    return false;
+  }
+  if (peer.uid == 0 || peer.uid == getuid() || peer.uid == geteuid()) return true;
+  *why = "the aggregator at " + address_ + " runs as uid " + std::to_string(peer.uid) +
+         ", not as you (uid " + std::to_string(geteuid()) +
+         ") or root, so it gets nothing of this process (its arguments and paths are yours)";
+  return false;
+}
+
 void Transport::EnsureOpen() {
   if (opened_) return;
   opened_ = true;
   std::string why;
-  if (!Connect(&why)) StartSpill("cannot connect to the aggregator at " + address_ + ": " + why);
+  if (!Connect(&why)) {
+    StartSpill("cannot connect to the aggregator at " + address_ + ": " + why);
+    return;
+  }
+  if (!PeerIsTrusted(&why)) {
+    close(fd_);
+    fd_ = -1;
+    StartSpill(why, /*respect_quiet=*/true);
+  }
 }
 
 bool Transport::SocketStillOurs() const {
@@ -127,27 +210,39 @@ bool Transport::SocketStillOurs() const {
   return fd_ >= 0 && fstat(fd_, &st) == 0 && st.st_dev == fd_dev_ && st.st_ino == fd_ino_;
 }
 
-void Transport::EnqueueHello(std::string frame) {
-  hello_ = frame;
-  if (spilling_) {
-    WriteToSpill(hello_, 0);
-    return;
-  }
+void Transport::Push(std::string frame, Kind kind) {
   queued_bytes_ += frame.size();
-  queue_.push_back(Pending{std::move(frame), true});
-}
-
-void Transport::Enqueue(std::string frame) {
-  if (spilling_) {
-    WriteToSpill(frame, 0);
-    return;
-  }
-  queued_bytes_ += frame.size();
-  queue_.push_back(Pending{std::move(frame), false});
+  queue_.push_back(Pending{std::move(frame), kind});
   if (queued_bytes_ > kMaxQueuedBytes) {
     StartSpill("the aggregator at " + address_ + " is not reading fast enough (" +
                std::to_string(queued_bytes_ >> 20) + " MiB queued)");
   }
+}
+
+void Transport::EnqueueHello(std::string frame) {
+  hello_ = SealFrames(frame);
+  if (spilling_) {
+    WriteToSpill(hello_);
+    return;
+  }
+  // The stream's magic opens the connection, just before its first frame.
+  Push(std::string(kStreamMagic, sizeof kStreamMagic) + hello_, Kind::kHello);
+}
+
+void Transport::Enqueue(std::string frame) {
+  if (spilling_) {
+    WriteToSpill(SealFrames(frame));
+    return;
+  }
+  Push(SealFrames(frame), Kind::kData);
+}
+
+void Transport::EnqueueGoodbye(std::string frame) {
+  if (spilling_) {
+    WriteToSpill(SealFrames(frame));
+    return;
+  }
+  Push(SealFrames(frame), Kind::kGoodbye);
 }
 
 void Transport::Pump() {
@@ -169,7 +264,6 @@ void Transport::Pump() {
     }
     front_offset_ += static_cast<size_t>(n);
     if (front_offset_ == bytes.size()) {
-      if (!queue_.front().is_hello) delivered_data_ = true;
       queued_bytes_ -= bytes.size();
       queue_.pop_front();
       front_offset_ = 0;
@@ -195,60 +289,81 @@ void Transport::Drain(int timeout_ms) {
   }
 }
 
-void Transport::StartSpill(const std::string& why) {
+int Transport::OpenSpillFile(char* path, size_t path_size) {
+  // Never overwrite: after exec the same pid spills again, and an old file may be a
+  // profile nobody has imported yet. cilkprof-<pid>.spill, then cilkprof-<pid>.1.spill...
+  int fd = -1;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    path[0] = '\0';
+    AppendText(path, path_size, spill_dir_.c_str());
+    AppendText(path, path_size, "/cilkprof-");
+    AppendDecimal(path, path_size, static_cast<uint64_t>(pid_));
+    if (attempt > 0) {
+      AppendText(path, path_size, ".");
+      AppendDecimal(path, path_size, static_cast<uint64_t>(attempt));
+    }
+    AppendText(path, path_size, ".spill");
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0 || errno != EEXIST) break;
+  }
+  if (fd < 0) return -1;
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+  if (high >= 0) {
+    close(fd);
+    fd = high;
+  }
+  return fd;
+}
+
+void Transport::StartSpill(const std::string& why, bool respect_quiet) {
   if (spilling_) return;
   spilling_ = true;
   if (fd_ >= 0) {
     close(fd_);
     fd_ = -1;
   }
-  // Never overwrite: after exec the same pid spills again, and an old file may be a
-  // profile nobody has imported yet. cilkprof-<pid>.spill, then cilkprof-<pid>.1.spill...
-  const std::string base = spill_dir_ + "/cilkprof-" + std::to_string(pid_);
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    spill_path_ = attempt == 0 ? base + ".spill" : base + "." + std::to_string(attempt) + ".spill";
-    spill_fd_ = open(spill_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (spill_fd_ >= 0 || errno != EEXIST) break;
-  }
+  char path[PATH_MAX];
+  spill_fd_ = OpenSpillFile(path, sizeof path);
+  const int open_errno = errno;
+  spill_path_ = path;
+  std::string line;
   if (spill_fd_ < 0) {
     spill_failed_ = true;
-    LogLine(why + "; cannot write the spill file " + spill_path_ + " either (" +
-            ErrnoText(errno) + "): the profile of process " + std::to_string(pid_) +
-            " is lost. Set CILKPROF_SPILL_DIR to a writable directory.");
+    line = why + "; cannot write the spill file " + spill_path_ + " either (" + ErrnoText(open_errno) +
+           "): the profile of process " + std::to_string(pid_) +
+           " is lost. Set CILKPROF_SPILL_DIR to a writable directory.";
   } else {
-    spill_fd_ = MoveHigh(spill_fd_);
-    LogLine(why + "; writing the profile of process " + std::to_string(pid_) + " to " +
-            spill_path_ + " (convert it with: cilkprof import " + spill_path_ + ")");
+    line = why + "; writing the profile of process " + std::to_string(pid_) + " to " + spill_path_ +
+           " (convert it with: cilkprof import " + spill_path_ + ")";
   }
-  // The Hello first (even if the aggregator got it: the file must stand alone), then
-  // every frame the aggregator has not received in full. A frame cut short on the
-  // socket is useless to the aggregator, so it is written again whole.
-  if (!hello_.empty()) WriteToSpill(hello_, 0);
-  // The frames the aggregator did receive declared modules and nodes that the frames
-  // below refer to: declare them all again (the aggregator accepts a node announced
-  // again with the same parent, so the overlap with the frames below is harmless).
-  if (delivered_data_ && redeclaration_) WriteToSpill(redeclaration_(), 0);
-  for (const Pending& p : queue_) {
-    if (!p.is_hello) WriteToSpill(p.bytes, 0);
+  if (respect_quiet) {
+    LogInfo(line);
+  } else {
+    LogLine(line);
+  }
+  WriteToSpill(std::string(kStreamMagic, sizeof kStreamMagic));
+  if (!hello_.empty()) {
+    // The Hello, then everything recorded so far (the frames the aggregator received,
+    // and those it did not, are all in it), then a Goodbye that was waiting. The data
+    // frames still queued are part of the snapshot and are dropped.
+    WriteToSpill(hello_);
+    if (snapshot_) WriteToSpill(SealFrames(snapshot_()));
+    for (const Pending& p : queue_) {
+      if (p.kind == Kind::kGoodbye) WriteToSpill(p.bytes);
+    }
   }
   queue_.clear();
   queued_bytes_ = 0;
   front_offset_ = 0;
 }
 
-void Transport::WriteToSpill(const std::string& bytes, size_t from) {
+void Transport::WriteToSpill(const std::string& bytes) {
   if (spill_fd_ < 0) return;
-  while (from < bytes.size()) {
-    const ssize_t n = write(spill_fd_, bytes.data() + from, bytes.size() - from);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      LogLine("writing the spill file " + spill_path_ + " failed (" + ErrnoText(errno) +
-              "): the profile is incomplete");
-      close(spill_fd_);
-      spill_fd_ = -1;
-      return;
-    }
-    from += static_cast<size_t>(n);
+  if (!WriteAll(spill_fd_, bytes.data(), bytes.size())) {
+    LogLine("writing the spill file " + spill_path_ + " failed (" + ErrnoText(errno) +
+            "): the profile is incomplete");
+    close(spill_fd_);
+    spill_fd_ = -1;
   }
 }
 
@@ -270,7 +385,40 @@ void Transport::Abandon() {
   queued_bytes_ = 0;
   front_offset_ = 0;
   hello_.clear();
-  opened_ = spilling_ = spill_failed_ = delivered_data_ = false;
+  opened_ = spilling_ = spill_failed_ = false;
+}
+
+// ---- The crash path ------------------------------------------------------------------
+
+Transport::Route Transport::CrashRoute() const {
+  if (hello_.empty()) return Route::kNowhere;
+  if (spilling_) return spill_fd_ >= 0 ? Route::kSpill : Route::kNowhere;
+  return fd_ >= 0 && SocketStillOurs() ? Route::kSocket : Route::kNowhere;
+}
+
+bool Transport::CrashSendQueued(uint64_t deadline_ms) {
+  size_t offset = front_offset_;
+  for (const Pending& p : queue_) {
+    if (!SendAll(fd_, p.bytes.data() + offset, p.bytes.size() - offset, deadline_ms)) return false;
+    offset = 0;
+  }
+  return true;
+}
+
+bool Transport::CrashWrite(const char* data, size_t size, uint64_t deadline_ms) {
+  if (spilling_) return spill_fd_ >= 0 && WriteAll(spill_fd_, data, size);
+  return fd_ >= 0 && SendAll(fd_, data, size, deadline_ms);
+}
+
+bool Transport::CrashStartSpill() {
+  if (fd_ >= 0 && SocketStillOurs()) close(fd_);
+  fd_ = -1;
+  spilling_ = true;  // from here on CrashWrite goes to the file
+  if (spill_fd_ >= 0) close(spill_fd_);
+  spill_fd_ = OpenSpillFile(crash_spill_path_, sizeof crash_spill_path_);
+  if (spill_fd_ < 0) return false;
+  return WriteAll(spill_fd_, kStreamMagic, sizeof kStreamMagic) &&
+         WriteAll(spill_fd_, hello_.data(), hello_.size());
 }
 
 }  // namespace cilkprof::agent

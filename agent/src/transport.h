@@ -1,17 +1,32 @@
 // The agent's side of the connection to the aggregator, and the spill file.
 //
+// What goes out is a frame stream (stream_format.h): the magic, then sealed frames
+// (length, CRC32C, message), on the socket and in spill files alike.
+//
 // Frames are queued in memory and written with non-blocking sends, so a slow or
 // stuck aggregator never blocks the program. The queue is bounded (kMaxQueuedBytes).
-// When the aggregator cannot be reached, closes the connection, stops reading long
-// enough for the queue to fill, or the program closes our socket behind our back, the
-// transport switches for good to the spill file <spill_dir>/cilkprof-<pid>.spill (or
-// cilkprof-<pid>.N.spill if that exists: an exec'd image has the same pid): the
-// Hello first, then every frame the aggregator has not received in full, in the same
-// framing, so `cilkprof import FILE` can read it. One line on stderr says where.
+// When the aggregator cannot be reached, is not ours (below), closes the connection,
+// stops reading long enough for the queue to fill, or the program closes our socket
+// behind our back, the transport switches for good to the spill file
+// <spill_dir>/cilkprof-<pid>.spill (or cilkprof-<pid>.N.spill if that exists: an
+// exec'd image has the same pid), created 0600. The file stands alone, so that
+// `cilkprof import FILE` gives the whole profile: the magic, the Hello, then a
+// snapshot of everything the process recorded so far (SetSnapshot: what an
+// aggregator that died took with it is not lost), then a pending Goodbye, then every
+// later frame. One line on stderr says where.
 //
-// Not signal-safe and not thread-safe: used under the flusher's lock.
+// Trust: on a Unix socket the aggregator must run as our own user or as root
+// (SO_PEERCRED, checked after connecting): anyone else may have created the socket
+// path first to read our argv and paths. Such a listener gets nothing; the profile
+// goes to the spill file, with one line on stderr (unless CILKPROF_QUIET).
+// TCP carries no peer credentials and is not checked here (docs/AGENT.md).
+//
+// Not signal-safe and not thread-safe: used under the flusher's lock; except the
+// Crash* functions, which are async-signal-safe and used by the crash path
+// (crash_flush.h) with that lock held.
 #pragma once
 
+#include <limits.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -29,11 +44,14 @@ class Transport {
   // Remembers where to connect and where to spill. Connecting happens in EnsureOpen().
   void Configure(std::string address, std::string spill_dir, pid_t pid);
   // Connects on first use (a bounded, blocking connect of at most 2 s), or starts
-  // spilling if that fails. Idempotent.
+  // spilling if that fails or the listener is not ours. Idempotent.
   void EnsureOpen();
-  // The first frame of the connection (and of a spill file).
+  // The frames of a connection, unsealed as the encoders return them (the transport
+  // seals them). The Hello is the first frame of the connection and of a spill file.
   void EnqueueHello(std::string frame);
   void Enqueue(std::string frame);
+  // A Goodbye is not part of a snapshot: it survives the start of a spill.
+  void EnqueueGoodbye(std::string frame);
   // Writes what the socket takes now, without blocking.
   void Pump();
   // Waits at most timeout_ms for the queue to drain, then spills what is left.
@@ -43,22 +61,48 @@ class Transport {
   // In a fork child: forgets the parent's socket and spill file without writing to
   // them (the parent still owns that connection).
   void Abandon();
-  // Frames that declare every load module and node announced so far, written after
-  // the Hello when a spill file starts after the aggregator already received data
-  // frames: the file must stand alone for `cilkprof import`. Called under the same
-  // lock as every other use of the transport.
-  void SetRedeclaration(std::function<std::string()> build) { redeclaration_ = std::move(build); }
+  // Builds the unsealed frames of everything the process recorded so far, as if to a
+  // receiver that has seen none of it, and makes later deltas increments from there:
+  // the content of a spill file after its Hello. Called under the same lock as every
+  // other use of the transport, only after the Hello was queued.
+  void SetSnapshot(std::function<std::string()> build) { snapshot_ = std::move(build); }
 
   int socket_fd() const { return fd_; }
   bool has_pending() const { return !queue_.empty() && !spilling_; }
   bool spilling() const { return spilling_; }
+  bool hello_queued() const { return !hello_.empty(); }
   const std::string& spill_path() const { return spill_path_; }
 
+  // ---- The crash path (crash_flush.h): async-signal-safe, flush lock held. ----
+  // Where the final frames can go now.
+  enum class Route : uint8_t { kNowhere, kSocket, kSpill };
+  Route CrashRoute() const;
+  // Socket: sends what is queued (the frame cut short first), waiting until
+  // deadline_ms (CLOCK_MONOTONIC); false when the socket failed or the time ran out.
+  bool CrashSendQueued(uint64_t deadline_ms);
+  // Writes sealed bytes to the socket (until deadline_ms) or the spill file.
+  bool CrashWrite(const char* data, size_t size, uint64_t deadline_ms);
+  // Gives up the socket and opens a new spill file with the magic and the Hello (the
+  // caller writes a full snapshot next). False when no file could be created. The
+  // path is then in crash_spill_path().
+  bool CrashStartSpill();
+  const char* crash_spill_path() const { return crash_spill_path_; }
+  const char* address() const { return address_.c_str(); }
+
  private:
+  enum class Kind : uint8_t { kHello, kData, kGoodbye };
+  struct Pending {
+    std::string bytes;  // sealed (the Hello's with the magic before it)
+    Kind kind;
+  };
+
   bool Connect(std::string* why);
+  bool PeerIsTrusted(std::string* why) const;
   bool SocketStillOurs() const;
-  void StartSpill(const std::string& why);
-  void WriteToSpill(const std::string& bytes, size_t from);
+  void Push(std::string frame, Kind kind);
+  void StartSpill(const std::string& why, bool respect_quiet = false);
+  void WriteToSpill(const std::string& bytes);
+  int OpenSpillFile(char* path, size_t path_size);  // async-signal-safe
 
   std::string address_, spill_dir_, spill_path_;
   pid_t pid_ = 0;
@@ -69,16 +113,12 @@ class Transport {
   dev_t fd_dev_ = 0;
   ino_t fd_ino_ = 0;
   int spill_fd_ = -1;
-  std::string hello_;
-  bool delivered_data_ = false;  // a frame other than the Hello reached the aggregator in full
-  std::function<std::string()> redeclaration_;
-  struct Pending {
-    std::string bytes;
-    bool is_hello;
-  };
+  std::string hello_;  // sealed, without the magic
+  std::function<std::string()> snapshot_;
   std::deque<Pending> queue_;
   size_t front_offset_ = 0;  // bytes of queue_.front() already sent
   size_t queued_bytes_ = 0;
+  char crash_spill_path_[PATH_MAX] = {};
 };
 
 }  // namespace cilkprof::agent

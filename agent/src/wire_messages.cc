@@ -110,6 +110,8 @@ void WriteDelta(const DeltaMsg& d, ProtoWriter* w) {
     WriteThreadDelta(t, &nested);
     w->Message(2, nested);
   }
+  w->Varint(3, d.flush_unix_ns);
+  w->Varint(4, d.process_cpu_ns);
 }
 
 // Wraps a message body as AgentMessage field `field` and prefixes the frame length.

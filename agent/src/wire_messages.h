@@ -83,6 +83,8 @@ struct ThreadDeltaMsg {
 struct DeltaMsg {
   std::vector<LoadModuleMsg> modules;
   std::vector<ThreadDeltaMsg> threads;
+  uint64_t flush_unix_ns = 0;   // when the flush that built it ran
+  uint64_t process_cpu_ns = 0;  // the process's CPU time then
 };
 
 struct GoodbyeMsg {

@@ -146,6 +146,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
   } else {
     process->set_end_unix_ns(end_unix_ns);
     process->set_end_reason("connection lost");
+    if (std::string lost = UnflushedTailWarning(end_unix_ns); !lost.empty()) process->add_warnings(lost);
   }
   for (const std::string& reason : drop_reasons_) {
     process->add_warnings(fmt::format(

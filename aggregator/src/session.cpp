@@ -237,6 +237,12 @@ uint32_t Session::MergedChild(const NodeKey& key) {
 
 void Session::MergeDelta(const wire::Delta& delta) {
   if (delta.has_workspan()) workspan_.Merge(delta.workspan());
+  if (delta.flush_unix_ns() > last_flush_unix_ns_) {
+    previous_flush_unix_ns_ = last_flush_unix_ns_;
+    previous_flush_cpu_ns_ = last_flush_cpu_ns_;
+    last_flush_unix_ns_ = delta.flush_unix_ns();
+    last_flush_cpu_ns_ = delta.process_cpu_ns();
+  }
   for (const wire::LoadModule& module : delta.modules()) {
     if (connection_modules_.count(module.id()) > 0) continue;  // e.g. marked unloaded
     auto [it, inserted] = module_index_.emplace(std::make_pair(module.path(), module.build_id()),
@@ -268,6 +274,24 @@ void Session::MergeDelta(const wire::Delta& delta) {
 }
 
 void Session::MarkDropped(const std::string& reason) { drop_reasons_.push_back(reason); }
+
+std::string Session::UnflushedTailWarning(uint64_t end_unix_ns) const {
+  if (has_goodbye_ || last_flush_unix_ns_ == 0 || end_unix_ns <= last_flush_unix_ns_) return {};
+  // The CPU rate of the interval before the last flush (or since the start), applied
+  // to the time after it: an estimate, said as such.
+  uint64_t from_unix = previous_flush_unix_ns_, from_cpu = previous_flush_cpu_ns_;
+  if (from_unix == 0) from_unix = hello_.start_unix_ns(), from_cpu = 0;
+  const double lost_s = double(end_unix_ns - last_flush_unix_ns_) / 1e9;
+  double cpu_s = 0;
+  if (from_unix != 0 && last_flush_unix_ns_ > from_unix && last_flush_cpu_ns_ >= from_cpu) {
+    cpu_s = lost_s * double(last_flush_cpu_ns_ - from_cpu) / double(last_flush_unix_ns_ - from_unix);
+  }
+  return fmt::format(
+      "the process ended {:.3f} s after the agent's last flush without the agent's last words (it "
+      "was killed by a signal no handler sees, such as SIGKILL): what it did in that time, about "
+      "{:.3f} s of CPU at its rate before, is not in this profile",
+      lost_s, cpu_s);
+}
 
 uint64_t Session::SampleCount() const {
   uint64_t samples = 0;

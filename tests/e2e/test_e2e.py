@@ -317,16 +317,20 @@ class SpillMidConnectionTest(unittest.TestCase):
                 conn, _ = server.accept()
                 buf = b""
                 frames = 0
+                magic_seen = False
                 while frames < 2:  # the Hello and the first Delta, in full
                     chunk = conn.recv(65536)
                     if not chunk:
                         break
                     buf += chunk
-                    while len(buf) >= 4:
+                    if not magic_seen and len(buf) >= 8:  # the stream's magic, then frames
+                        buf = buf[8:]
+                        magic_seen = True
+                    while magic_seen and len(buf) >= 8:  # length, checksum, message
                         size = struct.unpack("<I", buf[:4])[0]
-                        if len(buf) < 4 + size:
+                        if len(buf) < 8 + size:
                             break
-                        buf = buf[4 + size:]
+                        buf = buf[8 + size:]
                         frames += 1
                 got["frames"] = frames
                 conn.close()

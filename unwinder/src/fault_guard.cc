@@ -86,8 +86,11 @@ struct sigaction LoadChained(const ChainedAction* chain) {
 // raise(), sigqueue(): si_code <= 0). Returning from the handler re-executes it.
 bool IsSynchronousFault(const siginfo_t* info) { return info != nullptr && info->si_code > 0; }
 
+std::atomic<void (*)(int, const siginfo_t*)> g_default_action_hook{nullptr};
+
 // Terminates as the default action would: core dump with this signal.
 void DieWithDefaultAction(int signo, siginfo_t* info) {
+  if (auto hook = g_default_action_hook.load(std::memory_order_acquire)) hook(signo, info);
   struct sigaction dfl;
   memset(&dfl, 0, sizeof(dfl));
   dfl.sa_handler = SIG_DFL;
@@ -213,6 +216,10 @@ bool GetChainedFaultHandler(int signo, struct sigaction* handler) {
     return false;
   *handler = LoadChained(chain);
   return true;
+}
+
+void SetDefaultActionHook(void (*hook)(int signo, const siginfo_t* info)) {
+  g_default_action_hook.store(hook, std::memory_order_release);
 }
 
 bool IsFaultGuardSignal(int signo) {

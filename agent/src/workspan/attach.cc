@@ -166,6 +166,11 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   return Hooks();
 }
 
+size_t AppendSnapshotFrames(std::vector<std::string>* frames) {
+  if (g_reporter != nullptr) g_reporter->ForgetReceiver();
+  return AppendFrames(frames);
+}
+
 size_t AppendFrames(std::vector<std::string>* frames) {
   if (g_reporter == nullptr || frames == nullptr) return 0;
   std::string frame = g_reporter->NextFrame(TakeSnapshot(), EngineFailed());

@@ -34,6 +34,15 @@ class Reporter {
   // profile; only what the child adds from now on is reported.
   void ForgetSent(const Snapshot& snapshot);
 
+  // A receiver that has none of it (a spill file that starts when the aggregator is
+  // gone, transport.h): the next frame reports everything from zero.
+  void ForgetReceiver() {
+    sent_.clear();
+    sent_program_ = ProgramTotals{};
+    header_sent_ = false;
+    incomplete_sent_ = false;
+  }
+
  private:
   uint64_t Units(uint64_t ticks) const;
 

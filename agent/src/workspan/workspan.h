@@ -34,4 +34,8 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime);
 
 size_t AppendFrames(std::vector<std::string>* frames);
 
+// The same, as if to a receiver that has seen nothing yet: the totals so far (a spill
+// file's snapshot, transport.h). Later frames are increments from there.
+size_t AppendSnapshotFrames(std::vector<std::string>* frames);
+
 }  // namespace cilkprof::agent::workspan

@@ -77,6 +77,12 @@ class Session {
   // The images folded in, oldest first.
   const std::vector<profile::ExecImage>& exec_chain() const { return exec_chain_; }
 
+  // For a connection that ended without Goodbye (the process was killed by a signal
+  // no handler sees, like SIGKILL): what it lost after the agent's last flush, from
+  // the flush times and CPU times the Deltas carry, as a warning for the profile.
+  // Empty when there is nothing to say (a Goodbye came, or no Delta said when).
+  std::string UnflushedTailWarning(uint64_t end_unix_ns) const;
+
   // Builds the profile: symbolizes each distinct location once, nodes in
   // parent-before-child order, exclusive metrics. `end_unix_ns` is used when no
   // Goodbye came (end reason "connection lost"). Requires has_hello().
@@ -140,6 +146,10 @@ class Session {
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_index_;
   std::map<ThreadKey, ThreadState> threads_;
   WorkSpanJoin workspan_;  // the work/span call-site table (issue 5)
+  // The agent's last two flushes (Delta.flush_unix_ns, process_cpu_ns), for
+  // UnflushedTailWarning.
+  uint64_t last_flush_unix_ns_ = 0, last_flush_cpu_ns_ = 0;
+  uint64_t previous_flush_unix_ns_ = 0, previous_flush_cpu_ns_ = 0;
   std::vector<profile::ExecImage> exec_chain_;
 };
 

@@ -69,5 +69,10 @@ void SetChainedFaultHandler(int signo, const struct sigaction* handler);
 // guard signal or the guard is not installed.
 bool GetChainedFaultHandler(int signo, struct sigaction* handler);
 bool IsFaultGuardSignal(int signo);
+// Called when a fault the guard forwards is about to kill the process with the default
+// action (the program has no handler for it, or its handler restored SIG_DFL and
+// raised it again), just before: the agent's last flush. Async-signal-safe, like
+// `hook` must be. Null removes it.
+void SetDefaultActionHook(void (*hook)(int signo, const siginfo_t* info));
 
 }  // namespace cilkprof::unwinder
