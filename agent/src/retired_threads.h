@@ -84,7 +84,7 @@ class RetiredThreads {
   std::vector<LoadModuleMsg> modules_;
 };
 
-// Wire form of a thread's counters (also used for live threads' snapshots).
+// The wire form of a thread's counter totals (for an ended thread's snapshot).
 ThreadCountersMsg CountersMsg(const SampleCounters& c);
 
 }  // namespace cilkprof::agent
