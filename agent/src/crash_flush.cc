@@ -494,19 +494,23 @@ bool PrepareCrashFlush() {
 
 void CrashFlush(int signo) {
   AgentState* s = g_state;
-  if (s == nullptr || g_buffer == nullptr) return;
-  if (__atomic_load_n(&s->shut_down, __ATOMIC_ACQUIRE) || getpid() != s->pid) return;
+  if (s == nullptr || g_buffer == nullptr || getpid() != s->pid) return;
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   pid_t expected = 0;
   if (!__atomic_compare_exchange_n(&g_crash_owner, &expected, tid, false, __ATOMIC_ACQ_REL,
                                    __ATOMIC_ACQUIRE)) {
     if (expected == tid) return;  // a fault inside the flush itself: give up, die
-    // Another thread is flushing for its own fatal signal; this one dies with the
-    // process after it (waiting keeps it from ending the process first).
+    // Another thread is flushing for its own fatal signal (or the same one, sent to
+    // the process again: Ctrl-C from the terminal and from `cilkprof run`); this one
+    // waits, so that it does not end the process in the middle of that flush.
     for (int waited = 0; waited < kOtherCrashWaitMs; ++waited) {
       if (__atomic_load_n(&g_crash_done, __ATOMIC_ACQUIRE)) return;
       SleepOneMs();
     }
+    return;
+  }
+  if (__atomic_load_n(&s->shut_down, __ATOMIC_ACQUIRE)) {  // said Goodbye already
+    __atomic_store_n(&g_crash_done, 1, __ATOMIC_RELEASE);
     return;
   }
   __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);  // handlers elsewhere stop writing
