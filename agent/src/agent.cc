@@ -24,7 +24,6 @@ AgentState* g_state = nullptr;
 int g_sampling = 0;
 unwinder::Mode g_handler_mode = unwinder::Mode::kDwarf;
 __thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec"))) = nullptr;
-__thread int tls_in_agent __attribute__((tls_model("initial-exec"))) = 0;
 __thread int tls_in_loader __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
@@ -197,15 +196,9 @@ void Start() {
   s->start_unix_ns = UnixNowNs();
   s->transport.Configure(config.socket, config.spill_dir, s->pid);
   InstallSnapshot();
-  for (int signo : {SIGSEGV, SIGBUS}) {
-    s->program_view_valid[signo] =
-        real::sigaction()(signo, nullptr, &s->program_view[signo]) == 0;
-  }
 
   const char* unwinder_error = "unknown error";
-  tls_in_agent++;
   const bool unwinder_ok = unwinder::Initialize(&unwinder_error);
-  tls_in_agent--;
   if (!unwinder_ok) {
     LogLine(std::string("agent inactive: the stack unwinder could not start: ") + unwinder_error);
     return;
@@ -322,9 +315,7 @@ void RegisterCurrentThread(uint32_t thread_index) {
     delete t;
     return;
   }
-  tls_in_agent++;
   unwinder::PrepareThread();
-  tls_in_agent--;
   // A thread may start with the signal blocked by a mask the interposed functions
   // never saw (pthread_attr_setsigmask_np, a raw system call, exec from such a thread).
   OpenKeptSignalOnThisThread();

@@ -3,8 +3,9 @@
 //
 // Locks, always taken in this order, never from a signal handler:
 //   flush_mu     the flusher's work: transport, module table, thread deltas, warnings
-//   signal_mu    which signal the agent samples with; the program's view of the
-//                signals the agent owns (sigaction interposition)
+//   signal_mu    which signal the agent samples with (moving it: signals.cc); the
+//                program's view of the signals the agent owns needs no lock
+//                (program_actions.h: the interposed sigaction may run in a handler)
 //   registry_mu  the list of thread records; arming and disarming sample sources
 // The signal handler reads only: tls_thread, tls_in_loader, g_sampling, g_handler_mode,
 // the sampler's period, and the runtime view (runtime_view.h). The interposed mask functions
@@ -53,8 +54,6 @@ struct AgentState {
   int exit_flushed = 0;
 
   pthread_mutex_t signal_mu = PTHREAD_MUTEX_INITIALIZER;
-  struct sigaction program_view[_NSIG];  // what the program believes is installed
-  bool program_view_valid[_NSIG] = {};
 
   pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
   ThreadRecord* threads = nullptr;
@@ -73,9 +72,6 @@ extern AgentState* g_state;
 extern int g_sampling;
 extern unwinder::Mode g_handler_mode;
 extern __thread ThreadRecord* tls_thread __attribute__((tls_model("initial-exec")));
-// Nonzero while the agent itself calls code that may reach an interposed function
-// (the unwinder installing its fault guard): those calls go straight to libc.
-extern __thread int tls_in_agent __attribute__((tls_model("initial-exec")));
 // Nonzero while the thread is inside dlclose (the loader may be editing its module
 // list): the handler then unwinds with frame pointers, never libunwind.
 extern __thread int tls_in_loader __attribute__((tls_model("initial-exec")));
@@ -114,8 +110,12 @@ int ChooseInitialSignal(int requested, std::string* warning);
 void RestoreProgramDisposition();
 // `caller`: the return address of the exported function, so that the agent's own
 // calls (the unwinder's) are told apart from the program's.
+// Async-signal-safe and lock-free (programs call sigaction in their handlers).
 int InterposedSigaction(int signo, const struct sigaction* act, struct sigaction* old,
                         const void* caller);
+// The flusher, flush_mu held: moves sampling off a signal the program claimed (the
+// interposed sigaction only records the claim and wakes the flusher).
+void MoveClaimedSamplingSignal();
 bool AgentOwnsSignal(int signo, const void* caller);
 void FindAgentText();  // once, at start-up
 bool CalledFromAgent(const void* caller);

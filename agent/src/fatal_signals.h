@@ -43,9 +43,8 @@ void InstallFatalSignalHandlers();
 
 // The program's sigaction for a watched signal (interpose.cc): records its action and
 // keeps the agent's handler installed in front of it (or SIG_IGN in the kernel).
-// Async-signal-safe apart from the rare sigaction called inside a handler that
-// interrupted another sigaction call on the same thread, which waits for nothing but
-// may see the older action.
+// Async-signal-safe and lock-free, also in a handler that interrupted another
+// sigaction on the same thread (program_actions.h).
 int FatalSignalSigaction(int signo, const struct sigaction* act, struct sigaction* old);
 
 }  // namespace cilkprof::agent

@@ -244,6 +244,7 @@ void* FlusherMain(void*) {
     }
 
     pthread_mutex_lock(&s.flush_mu);
+    MoveClaimedSamplingSignal();  // the program claimed the sampling signal (signals.cc)
     if (MonotonicNs() >= next_flush) {
       // The cost is the flusher's CPU time (waiting for a core is no cost), not counting
       // the first flush, which connects and builds the Hello and the module table.
@@ -300,6 +301,7 @@ void StopFlusher() {
 
 void FlushLocked() {
   AgentState& s = *g_state;
+  MoveClaimedSamplingSignal();  // its warning belongs in this flush's Hello
   s.transport.EnsureOpen();
   if (!s.hello_sent) {
     s.transport.EnqueueHello(EncodeHelloFrame(BuildHello(s)));

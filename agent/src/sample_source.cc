@@ -20,6 +20,9 @@
 namespace cilkprof::agent {
 namespace {
 
+// The value the agent's timers carry in their signals (IsOwnSample).
+const char kTimerCookie = 0;
+
 // The event's period while the handler runs, in mean intervals: far longer than any
 // handler, so that it never overflows in the middle of one.
 constexpr uint64_t kHoldIntervals = 64;
@@ -54,6 +57,7 @@ bool CreateTimer(ThreadRecord* t, const SamplerSettings& s, std::string* error) 
   ev.sigev_notify = SIGEV_THREAD_ID;
   ev.sigev_signo = s.signo;
   ev.sigev_notify_thread_id = t->tid;
+  ev.sigev_value.sival_ptr = const_cast<char*>(&kTimerCookie);
   const clockid_t clock = s.clock == ClockKind::kWall ? CLOCK_MONOTONIC : t->cpu_clock;
   timer_t timer;
   if (timer_create(clock, &ev, &timer) != 0) {
@@ -241,6 +245,13 @@ void HoldSamplesInHandler(ThreadRecord* t, uint64_t mean_ns) {
 void ScheduleNextSample(ThreadRecord* t, uint64_t mean_ns) {
   // On failure the event keeps its current interval, and the interval state with it.
   StartInterval(t, DrawInterval(t, mean_ns));
+}
+
+bool IsOwnSample(const ThreadRecord* t, const siginfo_t* info) {
+  if (info == nullptr) return false;
+  if (info->si_code == SI_TIMER) return info->si_value.sival_ptr == &kTimerCookie;
+  if (info->si_code != POLL_IN && info->si_code != POLL_HUP) return false;
+  return t == nullptr || info->si_fd == t->perf_fd;
 }
 
 const char* SampleSourceName(const SamplerSettings& s) {

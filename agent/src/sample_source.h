@@ -81,6 +81,14 @@ uint64_t WeighPoissonSample(const ThreadRecord* thread, uint64_t mean_ns, uint64
 void HoldSamplesInHandler(ThreadRecord* thread, uint64_t mean_ns);
 void ScheduleNextSample(ThreadRecord* thread, uint64_t mean_ns);
 
+// Async-signal-safe: whether the signal `info` describes was sent by a sample source
+// of the agent to `thread` (the calling thread's record, or null when it has none):
+// its perf event's overflow (POLL_IN or POLL_HUP naming that event's descriptor; any
+// such code when the thread has no record any more, its event just closed), or one of
+// the agent's timers (SI_TIMER with the agent's cookie as its value). Anything else
+// (kill, raise, setitimer, the program's own timers and descriptors) is the program's.
+bool IsOwnSample(const ThreadRecord* thread, const siginfo_t* info);
+
 const char* SampleSourceName(const SamplerSettings& settings);
 
 }  // namespace cilkprof::agent

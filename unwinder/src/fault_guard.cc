@@ -14,6 +14,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "cilkprof/unwinder/published_action.h"
 #include "cilkprof/unwinder/unwinder.h"
 #include "internal.h"
 
@@ -29,55 +30,18 @@ __attribute__((tls_model("initial-exec"))) constinit thread_local GuardSlot t_gu
 
 // ---- The chained (program) handlers -------------------------------------------------
 //
-// Written rarely (Initialize, the agent's sigaction interposer) and read from the fault
-// handler on any thread. Each signal has two buffers; a writer fills the one readers do
-// not use and then publishes its index, so a reader always copies a complete action
-// (unless two updates land during one copy, which would take two sigaction calls by
-// the program racing with a fault). Stored as atomic words: no data race in the copy.
-constexpr size_t kActionWords = (sizeof(struct sigaction) + 7) / 8;
-
-struct ChainedAction {
-  std::atomic<uint64_t> words[2][kActionWords];
-  std::atomic<uint32_t> current{0};
-  // Set by the handler for SA_RESETHAND actions: the next fault sees SIG_DFL. A flag
-  // instead of a buffer write, because the handler may not take the writers' mutex.
-  std::atomic<bool> reset_to_default{false};
-};
-
-ChainedAction g_segv_chain;
-ChainedAction g_bus_chain;
-std::mutex g_chain_writer;  // serializes writers; never taken in a handler
+// Written rarely (Initialize, the agent's sigaction interposer, which may run inside a
+// signal handler) and read from the fault handler on any thread: lock-free, each read
+// a complete action (published_action.h).
+PublishedAction g_segv_chain;
+PublishedAction g_bus_chain;
+std::mutex g_install;  // serializes InstallFaultGuard; never taken in a handler
 std::atomic<bool> g_installed{false};
 
-ChainedAction* ChainFor(int signo) {
+PublishedAction* ChainFor(int signo) {
   if (signo == SIGSEGV) return &g_segv_chain;
   if (signo == SIGBUS) return &g_bus_chain;
   return nullptr;
-}
-
-void StoreChained(ChainedAction* chain, const struct sigaction& action) {
-  uint64_t buffer[kActionWords] = {};
-  memcpy(buffer, &action, sizeof(action));
-  const uint32_t next = 1 - chain->current.load(std::memory_order_relaxed);
-  for (size_t i = 0; i < kActionWords; ++i)
-    chain->words[next][i].store(buffer[i], std::memory_order_relaxed);
-  chain->current.store(next, std::memory_order_release);
-  chain->reset_to_default.store(false, std::memory_order_release);
-}
-
-struct sigaction LoadChained(const ChainedAction* chain) {
-  struct sigaction action;
-  if (chain->reset_to_default.load(std::memory_order_acquire)) {
-    memset(&action, 0, sizeof(action));
-    action.sa_handler = SIG_DFL;
-    return action;
-  }
-  uint64_t buffer[kActionWords];
-  const uint32_t index = chain->current.load(std::memory_order_acquire);
-  for (size_t i = 0; i < kActionWords; ++i)
-    buffer[i] = chain->words[index][i].load(std::memory_order_relaxed);
-  memcpy(&action, buffer, sizeof(action));
-  return action;
 }
 
 // ---- Forwarding ----------------------------------------------------------------------
@@ -110,8 +74,9 @@ void DieWithDefaultAction(int signo, siginfo_t* info) {
 }
 
 void ForwardToProgram(int signo, siginfo_t* info, void* context) {
-  ChainedAction* chain = ChainFor(signo);
-  const struct sigaction action = LoadChained(chain);
+  PublishedAction* chain = ChainFor(signo);
+  struct sigaction action;
+  const uint64_t version = chain->Load(&action);
   const bool wants_siginfo = (action.sa_flags & SA_SIGINFO) != 0;
 
   if (!wants_siginfo && action.sa_handler == SIG_DFL) {
@@ -130,8 +95,13 @@ void ForwardToProgram(int signo, siginfo_t* info, void* context) {
   if ((action.sa_flags & SA_NODEFER) == 0) sigaddset(&block, signo);
   sigset_t previous;
   pthread_sigmask(SIG_BLOCK, &block, &previous);
-  if ((action.sa_flags & SA_RESETHAND) != 0)
-    chain->reset_to_default.store(true, std::memory_order_release);
+  if ((action.sa_flags & SA_RESETHAND) != 0) {
+    // As the kernel does on delivery; unless the program replaced the action meanwhile.
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    chain->CompareExchange(version, dfl);
+  }
   if (wants_siginfo)
     action.sa_sigaction(signo, info, context);
   else
@@ -172,7 +142,7 @@ bool InsideGuard() { return t_guard.armed != 0; }
 namespace internal {
 
 bool InstallFaultGuard(const char** error) {
-  std::lock_guard<std::mutex> lock(g_chain_writer);
+  std::lock_guard<std::mutex> lock(g_install);
   if (g_installed.load(std::memory_order_acquire)) return true;
   struct sigaction guard;
   memset(&guard, 0, sizeof(guard));
@@ -189,7 +159,7 @@ bool InstallFaultGuard(const char** error) {
       *error = "cannot read the current SIGSEGV/SIGBUS action (sigaction failed)";
       return false;
     }
-    StoreChained(ChainFor(signo), previous);
+    ChainFor(signo)->Exchange(previous, nullptr);
   }
   for (int signo : {SIGSEGV, SIGBUS}) {
     if (sigaction(signo, &guard, nullptr) != 0) {
@@ -203,18 +173,17 @@ bool InstallFaultGuard(const char** error) {
 
 }  // namespace internal
 
-void SetChainedFaultHandler(int signo, const struct sigaction* handler) {
-  ChainedAction* chain = ChainFor(signo);
+void SetChainedFaultHandler(int signo, const struct sigaction* handler, struct sigaction* previous) {
+  PublishedAction* chain = ChainFor(signo);
   if (chain == nullptr || handler == nullptr) return;
-  std::lock_guard<std::mutex> lock(g_chain_writer);
-  StoreChained(chain, *handler);
+  chain->Exchange(*handler, previous);
 }
 
 bool GetChainedFaultHandler(int signo, struct sigaction* handler) {
-  ChainedAction* chain = ChainFor(signo);
+  PublishedAction* chain = ChainFor(signo);
   if (chain == nullptr || handler == nullptr || !g_installed.load(std::memory_order_acquire))
     return false;
-  *handler = LoadChained(chain);
+  chain->Load(handler);
   return true;
 }
 

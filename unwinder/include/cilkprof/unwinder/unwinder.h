@@ -62,11 +62,14 @@ UnwindResult Unwind(Mode mode, const ucontext_t* context, Frame* frames, uint32_
 
 // For programs that replace SIGSEGV/SIGBUS handlers after start-up: the agent's
 // sigaction interposer calls this so that the fault guard stays first and forwards
-// faults that did not happen inside Unwind() to `handler`. Not signal-safe.
-void SetChainedFaultHandler(int signo, const struct sigaction* handler);
+// faults that did not happen inside Unwind() to `handler`; the handler it replaces goes
+// to *previous (if not null), in the same atomic step. Async-signal-safe and lock-free
+// (programs call sigaction from their signal handlers: published_action.h).
+void SetChainedFaultHandler(int signo, const struct sigaction* handler,
+                            struct sigaction* previous = nullptr);
 // The handler faults are forwarded to now (the program's, as captured by Initialize()
 // or set later): what the interposer returns as `oldact`. False if `signo` is not a
-// guard signal or the guard is not installed.
+// guard signal or the guard is not installed. Async-signal-safe.
 bool GetChainedFaultHandler(int signo, struct sigaction* handler);
 bool IsFaultGuardSignal(int signo);
 // Called when a fault the guard forwards is about to kill the process with the default
