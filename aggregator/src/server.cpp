@@ -1,11 +1,14 @@
 // The aggregator server (see server.h): Asio I/O thread with one strand per
-// connection, a writer thread that builds and writes profiles.
+// connection (connection.h), a writer thread that builds and writes profiles. Who may
+// connect, and how much each client may ask, is decided here when a connection is
+// accepted (peer_limits.h) and when its profile is about to be written.
 #include "cilkprof/aggregator/server.h"
+
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -22,21 +25,30 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 #include "cilkprof/aggregator/framing.h"
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/aggregator/session.h"
+#include "connection.h"
 #include "listeners.h"
 #include "log_limiter.h"
+#include "memory_budget.h"
+#include "peer_limits.h"
 #include "profile_writer.h"
+#include "tcp_auth.h"
+#include "writer_turns.h"
 
 namespace cilkprof::aggregator {
 namespace asio = boost::asio;
 using local_stream = asio::local::stream_protocol;
 using tcp = asio::ip::tcp;
 
+using internal::ConnectionBase;
 using internal::FinishedSession;
+using internal::PeerIdentity;
+using internal::PeerLimits;
 using internal::ProfileWriter;
 
 namespace {
@@ -47,55 +59,95 @@ uint64_t NowUnixNs() {
                                    .count());
 }
 
-class ConnectionBase {
- public:
-  virtual ~ConnectionBase() = default;
-  // Ends the connection from outside (shutdown): its data is written as
-  // "connection lost". Thread-safe.
-  virtual void Close() = 0;
-};
+internal::PeerLimitOptions LimitOptionsOf(const AggregatorOptions& o) {
+  internal::PeerLimitOptions limits;
+  limits.max_connections_per_client = o.max_connections_per_client;
+  limits.max_connections_per_uid = o.max_connections_per_uid;
+  limits.max_tcp_connections_per_address = o.max_tcp_connections_per_address;
+  limits.max_profiles_per_client = o.max_profiles_per_client;
+  limits.window = o.limit_window;
+  return limits;
+}
 
-// What a connection needs from the server.
-class ConnectionOwner {
- public:
-  virtual size_t max_frame_bytes() const = 0;
-  virtual void CountDropped() = 0;
-  // Limits the per-connection warnings (drops, read errors) under a flood.
-  virtual internal::LogLimiter& warning_limiter() = 0;
-  // Called on the connection's strand when its Hello has been merged.
-  virtual void HelloArrived(uint64_t sequence, const wire::Hello& hello) = 0;
-  // Called once per connection, on its strand, when it ends.
-  virtual void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
-                               bool has_data) = 0;
+std::string UidList(const std::vector<uint32_t>& uids) {
+  std::string list = uids.size() == 1 ? "uid " : "uids ";
+  for (size_t i = 0; i < uids.size(); ++i) list += (i == 0 ? "" : ", ") + std::to_string(uids[i]);
+  return list;
+}
 
- protected:
-  ~ConnectionOwner() = default;
-};
+std::string WindowText(std::chrono::milliseconds window) {
+  return window.count() % 1000 == 0 ? fmt::format("{} s", window.count() / 1000)
+                                    : fmt::format("{} ms", window.count());
+}
 
 }  // namespace
 
-struct Aggregator::Impl final : ConnectionOwner {
+struct Aggregator::Impl final : internal::ConnectionOwner {
   explicit Impl(AggregatorOptions opts, SymbolSourceFactory symbols)
       : options(std::move(opts)),
-        unix_acceptor(io),
-        tcp_acceptor(io),
-        accept_retry(io),
+        unix_listener(io),
+        tcp_listener(io),
         exec_timer(io),
         work(asio::make_work_guard(io)),
-        writer(options, std::move(symbols)) {}
+        budget(options.memory_budget_bytes),
+        limits(LimitOptionsOf(options)),
+        user_on_written(std::move(options.on_written)),
+        writer_turns([this](FinishedSession work) { writer.Submit(std::move(work)); }),
+        writer(options, std::move(symbols)) {
+    allowed_uids = options.allowed_peer_uids;
+    if (allowed_uids.empty()) allowed_uids.push_back(static_cast<uint32_t>(::geteuid()));
+    // The writer tells us when it is done with a profile, so that it gets the next one
+    // in turn. Set before the first Submit, which orders it before the writer thread
+    // reads it.
+    options.on_written = [this](const WrittenProfile& written) {
+      struct NextTurn {
+        internal::WriterTurns* turns;
+        ~NextTurn() { turns->FinishedOne(); }  // even if the user's callback throws
+      } next{&writer_turns};
+      if (user_on_written) user_on_written(written);
+    };
+  }
 
+  // A listening socket. It always has an accept pending, or its retry timer after a
+  // failed accept, until StopAccepting.
   template <class Acceptor>
-  void Accept(Acceptor* acceptor);
+  struct Listener {
+    explicit Listener(asio::io_context& io) : acceptor(io), retry(io) {}
+    Acceptor acceptor;
+    asio::steady_timer retry;
+    bool accepting = false;  // an async_accept is pending
+  };
   template <class Acceptor>
-  void AcceptBacklogAndClose(Acceptor* acceptor);
+  void Accept(Listener<Acceptor>* listener);
+  // At Finish, on the I/O thread: every connection whose connect() completed is
+  // served, in the order they connected (an exec'd image after the one it replaced),
+  // then the listener is closed. An accept that completed already, its handler
+  // queued, goes first: the pending accept is cancelled and its handler drains the
+  // backlog.
+  template <class Acceptor>
+  void StopAccepting(Listener<Acceptor>* listener);
+  template <class Acceptor>
+  void AcceptBacklogAndClose(Listener<Acceptor>* listener);
+  void ListenerStopped();
   template <class Socket>
   void StartConnection(Socket socket);
+  bool Admit(const PeerIdentity& peer);
+  void Refused(std::atomic<uint64_t>* counter, const std::string& message);
+
+  // ConnectionOwner
   size_t max_frame_bytes() const override { return options.max_frame_bytes; }
+  internal::MemoryBudget& memory_budget() override { return budget; }
+  std::chrono::milliseconds stall_timeout() const override { return options.stall_timeout; }
+  const std::string& tcp_token() const override { return token; }
   void CountDropped() override { dropped.fetch_add(1, std::memory_order_relaxed); }
+  void CountRefusedAuthentication() override {
+    refused_authentication.fetch_add(1, std::memory_order_relaxed);
+  }
   internal::LogLimiter& warning_limiter() override { return limiter; }
-  void HelloArrived(uint64_t sequence, const wire::Hello& hello) override;
-  void ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
-                       bool has_data) override;
+  internal::LogLimiter& hello_limiter() override { return connected_limiter; }
+  void HelloArrived(uint64_t sequence, const PeerIdentity& peer, const wire::Hello& hello) override;
+  void ConnectionEnded(uint64_t sequence, const PeerIdentity& peer,
+                       std::unique_ptr<Session> session, bool has_data) override;
 
   // Exec chains (server.h): the connections of one process in the order its images
   // started. Not by sequence alone: Finish() may accept the last connections of the
@@ -109,6 +161,7 @@ struct Aggregator::Impl final : ConnectionOwner {
   };
   struct Image {
     uint32_t ppid = 0;
+    std::string client;  // PeerIdentity::ClientKey of its connection
     std::unique_ptr<Session> session;  // set when the connection ended
     uint64_t end_unix_ns = 0;
     std::optional<Clock::time_point> successor_deadline;  // ended by exec: wait until
@@ -116,28 +169,49 @@ struct Aggregator::Impl final : ConnectionOwner {
   // Writes the chains of `process` that are complete: the images up to one that did not
   // end by exec, or whose successor did not come (`flush` forces that: at Finish).
   void ResolveChains(const ProcessId& process, bool flush);
+  // An exec'd image connects from the process of the image it replaced, so it is the
+  // same client; a connection of that client accepted before an image of `images`,
+  // still without its Hello, may be an earlier image of this process (the I/O thread
+  // reads connections in turns: a later one can end before an earlier one is read),
+  // and the chain waits for it. Only that client can delay it.
+  bool EarlierImageMayBePending(const std::map<ImageOrder, Image>& images) const;
   void WriteChain(std::vector<std::pair<ImageOrder, Image>> chain);
-  void WriteProcess(uint32_t sequence, std::unique_ptr<Session> session, uint64_t end_unix_ns);
+  void WriteProcess(uint32_t sequence, const std::string& client, std::unique_ptr<Session> session,
+                    uint64_t end_unix_ns);
   // Arms exec_timer for the earliest successor deadline (I/O thread only).
   void ArmExecTimer();
   void OnExecTimer();
 
   AggregatorOptions options;
   asio::io_context io;
-  local_stream::acceptor unix_acceptor;
-  tcp::acceptor tcp_acceptor;
-  asio::steady_timer accept_retry;
+  Listener<local_stream::acceptor> unix_listener;
+  Listener<tcp::acceptor> tcp_listener;
+  bool stopping_accept = false;  // I/O thread only, as the two below
+  int listeners_draining = 0;
+  std::promise<void>* listeners_stopped = nullptr;
   asio::steady_timer exec_timer;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   ino_t socket_inode = 0;
   uint16_t tcp_port = 0;
-  ProfileWriter writer;
-  std::thread io_thread;
+  std::string token;  // TCP clients must present it
+  std::vector<uint32_t> allowed_uids;
+  internal::MemoryBudget budget;
+  PeerLimits limits;
 
-  // 20 connection warnings per 10 s; the counters keep the full story.
+  // 20 connection warnings per 10 s; refusals, profiles not written and the lines that
+  // say who connected have their own limiters, so a flood of one kind cannot hide the
+  // others. The counters keep the full story.
   internal::LogLimiter limiter{20, std::chrono::seconds(10)};
+  internal::LogLimiter connected_limiter{100, std::chrono::seconds(10)};
+  internal::LogLimiter refusal_limiter{5, std::chrono::seconds(10)};
+  internal::LogLimiter profile_limit_limiter{1, std::chrono::seconds(10)};
   std::atomic<uint64_t> accepted{0};
   std::atomic<uint64_t> dropped{0};
+  std::atomic<uint64_t> refused_uid{0};
+  std::atomic<uint64_t> refused_limit{0};
+  std::atomic<uint64_t> refused_rate{0};
+  std::atomic<uint64_t> refused_authentication{0};
+  std::atomic<uint64_t> profiles_over_limit{0};
   std::atomic<uint32_t> next_sequence{0};
 
   std::mutex mutex;
@@ -146,204 +220,145 @@ struct Aggregator::Impl final : ConnectionOwner {
   bool finished = false;
   std::vector<WrittenProfile> result;
 
-  std::mutex chains_mutex;  // guards the two below
+  std::mutex chains_mutex;  // guards the three below
   std::map<ProcessId, std::map<ImageOrder, Image>> chains;
+  std::map<uint32_t, std::string> awaiting_hello;  // open connections without Hello: client
   std::vector<WrittenProfile> recorded_nothing;  // left out (skip_empty_profiles)
+
+  // Before `writer`, so that they outlive its thread.
+  std::function<void(const WrittenProfile&)> user_on_written;
+  internal::WriterTurns writer_turns;  // the writer takes the clients' profiles in turn
+  ProfileWriter writer;
+  std::thread io_thread;
 };
-
-namespace {
-
-// One agent connection on its own strand: read, decode, merge; at the end hand the
-// session to the writer.
-template <class Socket>
-class Connection final : public ConnectionBase,
-                         public std::enable_shared_from_this<Connection<Socket>> {
- public:
-  Connection(ConnectionOwner* server, Socket socket, uint32_t sequence)
-      : server_(server),
-        socket_(std::move(socket)),
-        sequence_(sequence),
-        decoder_(server->max_frame_bytes()),
-        session_(std::make_unique<Session>()) {}
-
-  // A connection always ends through End(); this only guards against a handler chain
-  // lost some other way, so that Finish() never waits for it forever.
-  ~Connection() override {
-    if (!ended_ && session_) {
-      ended_ = true;
-      const bool has_data = session_->has_hello();
-      server_->ConnectionEnded(sequence_, std::move(session_), has_data);
-    }
-  }
-
-  // Starts reading, on the connection's strand.
-  void Start() {
-    asio::dispatch(socket_.get_executor(), [self = this->shared_from_this()] { self->ReadMore(); });
-  }
-
-  // At shutdown, the bytes the agent already sent are merged first: they sit in the
-  // socket's receive buffer, or in buffer_ if the pending read already took them, and
-  // would otherwise be lost. So the pending read is cancelled rather than bypassed: its
-  // handler (with the bytes it took, or aborted) sees closing_ and merges the rest.
-  // A connection that has not ended always has a read pending, or its completion or
-  // its first ReadMore queued on the strand, so the handler always comes.
-  void Close() override {
-    asio::dispatch(socket_.get_executor(), [self = this->shared_from_this()] {
-      if (self->ended_) return;
-      self->closing_ = true;
-      boost::system::error_code ignored;
-      self->socket_.cancel(ignored);
-    });
-  }
-
- private:
-  void ReadMore() {
-    if (ended_) return;
-    if (closing_) {  // shutdown: no more waiting for the agent
-      MergeBufferedThenEnd();
-      return;
-    }
-    socket_.async_read_some(asio::buffer(buffer_),
-                            [self = this->shared_from_this()](boost::system::error_code ec,
-                                                              size_t n) { self->OnRead(ec, n); });
-  }
-
-  void OnRead(boost::system::error_code ec, size_t n) {
-    if (ended_) return;
-    if (!ec) {
-      if (Consume(std::string_view(buffer_.data(), n))) {
-        ReadMore();
-      }
-      return;
-    }
-    if (ec == asio::error::eof) {
-      if (Status truncated = decoder_.Finish(); !truncated.ok()) {
-        Drop(truncated.message());
-      } else {
-        End();
-      }
-    } else if (closing_) {
-      MergeBufferedThenEnd();
-    } else if (ec == asio::error::operation_aborted) {
-      End();
-    } else {
-      if (uint64_t suppressed = 0; server_->warning_limiter().Allow(&suppressed)) {
-        spdlog::warn("connection #{}{}: read error ({}); keeping the data received{}", sequence_,
-                     Who(), ec.message(), Suppressed(suppressed));
-      }
-      End();
-    }
-  }
-
-  // Feeds bytes through the decoder into the session; false once the connection is
-  // dropped.
-  bool Consume(std::string_view bytes) {
-    decoder_.Feed(bytes);
-    wire::AgentMessage message;
-    while (decoder_.Next(&message)) {
-      const bool had_hello = session_->has_hello();
-      if (Status status = session_->Apply(message); !status.ok()) {
-        Drop("protocol violation: " + status.message());
-        return false;
-      }
-      if (!had_hello && session_->has_hello()) {
-        const wire::Hello& hello = session_->hello();
-        spdlog::info("connection #{}: pid {} ({}) connected, clock {}, period {} ns", sequence_,
-                     hello.pid(), hello.executable(), hello.clock(), hello.period_ns());
-        server_->HelloArrived(sequence_, hello);
-      }
-    }
-    if (!decoder_.status().ok()) {
-      Drop(decoder_.status().message());
-      return false;
-    }
-    return true;
-  }
-
-  void MergeBufferedThenEnd() {
-    boost::system::error_code ec;
-    socket_.non_blocking(true, ec);
-    while (!ec) {
-      const size_t n = socket_.read_some(asio::buffer(buffer_), ec);
-      if (ec) break;
-      if (!Consume(std::string_view(buffer_.data(), n))) return;  // dropped and ended
-    }
-    if (ec == asio::error::eof) {
-      if (Status truncated = decoder_.Finish(); !truncated.ok()) {
-        Drop(truncated.message());
-        return;
-      }
-    }
-    End();
-  }
-
-  static std::string Suppressed(uint64_t n) {
-    return n == 0 ? std::string() : fmt::format(" ({} similar warnings suppressed)", n);
-  }
-
-  std::string Who() const {
-    if (!session_->has_hello()) return "";
-    return " (pid " + std::to_string(session_->hello().pid()) + ")";
-  }
-
-  void Drop(const std::string& reason) {
-    if (uint64_t suppressed = 0; server_->warning_limiter().Allow(&suppressed)) {
-      spdlog::warn("dropping connection #{}{}: {}{}{}", sequence_, Who(), reason,
-                   session_->has_hello() ? "; keeping the data merged before" : "",
-                   Suppressed(suppressed));
-    }
-    server_->CountDropped();
-    session_->MarkDropped(reason);
-    End();
-  }
-
-  void End() {
-    if (ended_) return;
-    ended_ = true;
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-    const bool has_data = session_->has_hello();
-    server_->ConnectionEnded(sequence_, std::move(session_), has_data);
-  }
-
-  ConnectionOwner* server_;
-  Socket socket_;
-  const uint32_t sequence_;
-  FrameDecoder decoder_;
-  std::unique_ptr<Session> session_;
-  std::array<char, 64 * 1024> buffer_{};
-  bool closing_ = false;
-  bool ended_ = false;
-};
-
-}  // namespace
 
 template <class Acceptor>
-void Aggregator::Impl::Accept(Acceptor* acceptor) {
-  acceptor->async_accept(
-      asio::make_strand(io), [this, acceptor](boost::system::error_code ec, auto socket) {
+void Aggregator::Impl::Accept(Listener<Acceptor>* listener) {
+  listener->accepting = true;
+  listener->acceptor.async_accept(
+      asio::make_strand(io), [this, listener](boost::system::error_code ec, auto socket) {
+        listener->accepting = false;
+        if (stopping_accept) {
+          if (!ec) StartConnection(std::move(socket));
+          AcceptBacklogAndClose(listener);
+          ListenerStopped();
+          return;
+        }
         if (ec == asio::error::operation_aborted) return;
-        if (ec && !acceptor->is_open()) return;
+        if (ec && !listener->acceptor.is_open()) return;
         if (ec) {
           // Out of file descriptors and the like: back off instead of spinning.
-          spdlog::warn("accepting an agent connection failed ({}); retrying", ec.message());
-          accept_retry.expires_after(std::chrono::milliseconds(100));
-          accept_retry.async_wait([this, acceptor](boost::system::error_code wait_ec) {
-            if (!wait_ec && acceptor->is_open()) Accept(acceptor);
+          if (uint64_t suppressed = 0; refusal_limiter.Allow(&suppressed)) {
+            spdlog::warn("accepting an agent connection failed ({}); retrying{}", ec.message(),
+                         internal::SuppressedNote(suppressed));
+          }
+          listener->retry.expires_after(std::chrono::milliseconds(100));
+          listener->retry.async_wait([this, listener](boost::system::error_code wait_ec) {
+            if (!wait_ec && !stopping_accept) Accept(listener);
           });
           return;
         }
-        // Accepted just before Finish() closed the acceptor: still served.
         StartConnection(std::move(socket));
-        if (acceptor->is_open()) Accept(acceptor);
+        Accept(listener);
       });
+}
+
+template <class Acceptor>
+void Aggregator::Impl::StopAccepting(Listener<Acceptor>* listener) {
+  if (!listener->acceptor.is_open()) return;
+  listener->retry.cancel();
+  if (listener->accepting) {
+    ++listeners_draining;
+    boost::system::error_code ignored;
+    listener->acceptor.cancel(ignored);  // its handler comes, with a connection or aborted
+    return;
+  }
+  AcceptBacklogAndClose(listener);
+}
+
+void Aggregator::Impl::ListenerStopped() {
+  if (--listeners_draining == 0) listeners_stopped->set_value();
+}
+
+void Aggregator::Impl::Refused(std::atomic<uint64_t>* counter, const std::string& message) {
+  counter->fetch_add(1, std::memory_order_relaxed);
+  if (uint64_t suppressed = 0; refusal_limiter.Allow(&suppressed)) {
+    spdlog::warn("{}{}", message, internal::SuppressedNote(suppressed));
+  }
+}
+
+// Whether `peer` may connect now; counts it in (limits) if so, else logs why not.
+bool Aggregator::Impl::Admit(const PeerIdentity& peer) {
+  if (peer.is_unix) {
+    if (!peer.has_credentials) {
+      Refused(&refused_uid, "refused a connection: the kernel did not tell who made it (SO_PEERCRED)");
+      return false;
+    }
+    if (peer.uid != 0 &&
+        std::find(allowed_uids.begin(), allowed_uids.end(), peer.uid) == allowed_uids.end()) {
+      Refused(&refused_uid,
+              fmt::format("refused a connection from uid {} (pid {}): only {} and root may send "
+                          "profiles to this aggregator (cilkprofd --allow-uid {} admits that user)",
+                          peer.uid, peer.pid, UidList(allowed_uids), peer.uid));
+      return false;
+    }
+  }
+  switch (limits.AdmitConnection(peer, PeerLimits::Clock::now())) {
+    case PeerLimits::Admission::kAdmitted:
+      return true;
+    case PeerLimits::Admission::kClientBusy:
+      Refused(&refused_limit,
+              fmt::format("refused a connection from {}: it has {} connections open, the limit "
+                          "per client (cilkprofd --max-connections-per-client)",
+                          peer.Describe(), options.max_connections_per_client));
+      return false;
+    case PeerLimits::Admission::kUidBusy:
+      Refused(&refused_limit,
+              fmt::format("refused a connection from {}: uid {} has {} connections open, the "
+                          "limit per uid (cilkprofd --max-connections-per-uid)",
+                          peer.Describe(), peer.uid, options.max_connections_per_uid));
+      return false;
+    case PeerLimits::Admission::kTcpRate:
+      Refused(&refused_rate,
+              fmt::format("refused a TCP connection from {}: more than {} connections from that "
+                          "address in {} (cilkprofd --max-tcp-connections-per-minute)",
+                          peer.Describe(), options.max_tcp_connections_per_address,
+                          WindowText(options.limit_window)));
+      return false;
+  }
+  return false;
 }
 
 template <class Socket>
 void Aggregator::Impl::StartConnection(Socket socket) {
-  const uint32_t sequence = next_sequence.fetch_add(1);
   accepted.fetch_add(1, std::memory_order_relaxed);
-  auto connection = std::make_shared<Connection<Socket>>(this, std::move(socket), sequence);
+  constexpr bool kUnix = std::is_same_v<typename Socket::protocol_type, local_stream>;
+  PeerIdentity peer;
+  if constexpr (kUnix) {
+    peer = internal::UnixPeer(socket.native_handle());
+  } else {
+    peer.is_unix = false;
+    boost::system::error_code ec;
+    const tcp::endpoint remote = socket.remote_endpoint(ec);
+    asio::ip::address address = remote.address();
+    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    }
+    peer.address = ec ? "an unknown address" : address.to_string();
+    peer.port = ec ? 0 : remote.port();
+  }
+  if (!Admit(peer)) {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  const uint32_t sequence = next_sequence.fetch_add(1);
+  {
+    std::lock_guard lock(chains_mutex);
+    awaiting_hello.emplace(sequence, peer.ClientKey());
+  }
+  auto connection = std::make_shared<internal::Connection<Socket>>(
+      this, std::move(socket), sequence, peer, /*authenticate=*/!kUnix);
   {
     std::lock_guard lock(mutex);
     open.emplace(sequence, connection);
@@ -354,26 +369,48 @@ void Aggregator::Impl::StartConnection(Socket socket) {
 // Accepts what is already waiting in the listen backlog, then closes the acceptor:
 // an agent whose connect() completed before Finish() is served, not refused.
 template <class Acceptor>
-void Aggregator::Impl::AcceptBacklogAndClose(Acceptor* acceptor) {
-  if (!acceptor->is_open()) return;
+void Aggregator::Impl::AcceptBacklogAndClose(Listener<Acceptor>* listener) {
+  Acceptor& acceptor = listener->acceptor;
+  if (!acceptor.is_open()) return;
   boost::system::error_code ec;
-  acceptor->non_blocking(true, ec);
+  acceptor.non_blocking(true, ec);
   while (!ec) {
     typename Acceptor::protocol_type::socket socket(asio::make_strand(io));
-    acceptor->accept(socket, ec);
+    acceptor.accept(socket, ec);
     if (!ec) StartConnection(std::move(socket));
   }
-  acceptor->close(ec);
+  acceptor.close(ec);
 }
 
-void Aggregator::Impl::HelloArrived(uint64_t sequence, const wire::Hello& hello) {
+void Aggregator::Impl::HelloArrived(uint64_t sequence, const PeerIdentity& peer,
+                                    const wire::Hello& hello) {
   std::lock_guard lock(chains_mutex);
+  awaiting_hello.erase(static_cast<uint32_t>(sequence));
   const ImageOrder order{hello.start_unix_ns(), static_cast<uint32_t>(sequence)};
-  chains[ProcessId(hello.hostname(), hello.pid())][order].ppid = hello.ppid();
+  Image& image = chains[ProcessId(hello.hostname(), hello.pid())][order];
+  image.ppid = hello.ppid();
+  image.client = peer.ClientKey();
 }
 
-void Aggregator::Impl::ConnectionEnded(uint64_t sequence, std::unique_ptr<Session> session,
-                                       bool has_data) {
+void Aggregator::Impl::ConnectionEnded(uint64_t sequence, const PeerIdentity& peer,
+                                       std::unique_ptr<Session> session, bool has_data) {
+  limits.ConnectionEnded(peer);
+  if (!has_data) {
+    // It was no earlier image: the chains of its client that waited for it go on.
+    std::lock_guard lock(chains_mutex);
+    if (awaiting_hello.erase(static_cast<uint32_t>(sequence)) > 0) {
+      std::vector<ProcessId> waiting;
+      for (const auto& [process, images] : chains) {
+        for (const auto& entry : images) {
+          if (entry.second.client == peer.ClientKey()) {
+            waiting.push_back(process);
+            break;
+          }
+        }
+      }
+      for (const ProcessId& process : waiting) ResolveChains(process, false);
+    }
+  }
   if (has_data) {
     const ProcessId process(session->hello().hostname(), session->hello().pid());
     bool waits = false;
@@ -382,6 +419,7 @@ void Aggregator::Impl::ConnectionEnded(uint64_t sequence, std::unique_ptr<Sessio
       const ImageOrder order{session->hello().start_unix_ns(), static_cast<uint32_t>(sequence)};
       Image& image = chains[process][order];
       image.ppid = session->hello().ppid();
+      image.client = peer.ClientKey();
       image.end_unix_ns = NowUnixNs();
       if (session->ended_by_exec()) {
         image.successor_deadline = Clock::now() + options.exec_successor_wait;
@@ -401,6 +439,7 @@ void Aggregator::Impl::ResolveChains(const ProcessId& process, bool flush) {
   auto found = chains.find(process);
   if (found == chains.end()) return;
   std::map<ImageOrder, Image>& images = found->second;
+  if (!flush && EarlierImageMayBePending(images)) return;
   const Clock::time_point now = Clock::now();
   while (!images.empty()) {
     // The first chain: images while each ended by exec and the next is its successor.
@@ -424,6 +463,18 @@ void Aggregator::Impl::ResolveChains(const ProcessId& process, bool flush) {
   chains.erase(found);
 }
 
+bool Aggregator::Impl::EarlierImageMayBePending(const std::map<ImageOrder, Image>& images) const {
+  uint32_t newest = 0;
+  for (const auto& entry : images) newest = std::max(newest, entry.first.sequence);
+  for (const auto& [sequence, client] : awaiting_hello) {
+    if (sequence >= newest) break;
+    for (const auto& entry : images) {
+      if (entry.second.client == client) return true;
+    }
+  }
+  return false;
+}
+
 void Aggregator::Impl::WriteChain(std::vector<std::pair<ImageOrder, Image>> chain) {
   // A process is named by its earliest connection (`cilkprof run`'s main profile is
   // the one holding connection 0).
@@ -440,16 +491,18 @@ void Aggregator::Impl::WriteChain(std::vector<std::pair<ImageOrder, Image>> chai
       spdlog::warn("pid {}: the profiles of {} and of {}, which it exec'd, are written apart: {}",
                    next->hello().pid(), folded->hello().executable(), next->hello().executable(),
                    status.message());
-      WriteProcess(first_sequence(begin, i), std::move(folded), chain[i - 1].second.end_unix_ns);
+      WriteProcess(first_sequence(begin, i), chain[begin].second.client, std::move(folded),
+                   chain[i - 1].second.end_unix_ns);
       begin = i;
     }
     folded = std::move(next);
   }
-  WriteProcess(first_sequence(begin, chain.size()), std::move(folded), chain.back().second.end_unix_ns);
+  WriteProcess(first_sequence(begin, chain.size()), chain[begin].second.client, std::move(folded),
+               chain.back().second.end_unix_ns);
 }
 
-void Aggregator::Impl::WriteProcess(uint32_t sequence, std::unique_ptr<Session> session,
-                                    uint64_t end_unix_ns) {
+void Aggregator::Impl::WriteProcess(uint32_t sequence, const std::string& client,
+                                    std::unique_ptr<Session> session, uint64_t end_unix_ns) {
   const wire::Hello& hello = session->hello();
   FinishedSession work;
   work.key.pid = hello.pid();
@@ -466,9 +519,22 @@ void Aggregator::Impl::WriteProcess(uint32_t sequence, std::unique_ptr<Session> 
     recorded_nothing.push_back(std::move(skipped));
     return;
   }
+  if (!limits.AllowProfile(client, PeerLimits::Clock::now())) {
+    profiles_over_limit.fetch_add(1, std::memory_order_relaxed);
+    if (uint64_t suppressed = 0; profile_limit_limiter.Allow(&suppressed)) {
+      spdlog::warn(
+          "not writing the profile of pid {} ({}) from {}: that client has written {} profiles "
+          "in {}, its limit (cilkprofd --max-profiles-per-minute){}",
+          work.key.pid, work.key.executable, client, options.max_profiles_per_client,
+          WindowText(options.limit_window),
+          suppressed == 0 ? "" : fmt::format("; {} more not written since the last such message",
+                                             suppressed));
+    }
+    return;
+  }
   work.end_unix_ns = end_unix_ns;
   work.session = std::move(session);
-  writer.Submit(std::move(work));
+  writer_turns.Add(client, std::move(work));
 }
 
 void Aggregator::Impl::ArmExecTimer() {
@@ -503,31 +569,72 @@ void Aggregator::Impl::OnExecTimer() {
   ArmExecTimer();
 }
 
+
 Aggregator::Aggregator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Aggregator::~Aggregator() {
   if (impl_) Finish(std::chrono::milliseconds(0));
 }
 
+namespace {
+
+Status ValidateOptions(const AggregatorOptions& options) {
+  if ((options.unix_socket_mode & ~0666u) != 0 || (options.unix_socket_mode & 0600u) != 0600u) {
+    return Status::Error(fmt::format(
+        "socket mode {:o} is not allowed: use 600 (the default), 660 or 666, read and write "
+        "for the owner, nothing executable",
+        options.unix_socket_mode));
+  }
+  if (options.memory_budget_bytes == 0) {
+    return Status::Error("the memory budget for buffered frames is 0 bytes; give at least one frame's worth");
+  }
+  if (!options.tcp_endpoint.empty() && options.tcp_secret_file.empty()) {
+    return Status::Error(
+        "TCP connections must be authenticated: give a shared secret file too (cilkprofd "
+        "--tcp-secret-file FILE; see docs/SECURITY.md)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Aggregator>> Aggregator::Start(AggregatorOptions options,
                                                       SymbolSourceFactory symbols) {
   if (!symbols) return Status::Error("no symbolizer given to the aggregator");
+  CILKPROF_RETURN_IF_ERROR(ValidateOptions(options));
   try {
+    std::string token;
+    if (!options.tcp_endpoint.empty()) {
+      auto loaded = internal::LoadTcpSecret(options.tcp_secret_file);
+      if (!loaded.ok()) return loaded.status();
+      token = std::move(*loaded);
+    }
     auto impl = std::make_unique<Impl>(std::move(options), std::move(symbols));
+    impl->token = std::move(token);
     CILKPROF_RETURN_IF_ERROR(internal::ListenUnix(impl->options.unix_socket_path,
-                                                  &impl->unix_acceptor, &impl->socket_inode));
+                                                  &impl->unix_listener.acceptor, &impl->socket_inode,
+                                                  impl->options.unix_socket_mode));
+    if (const std::string warning = internal::SharedDirectoryWarning(impl->options.unix_socket_path);
+        !warning.empty()) {
+      spdlog::warn("{}", warning);
+    }
     if (!impl->options.tcp_endpoint.empty()) {
-      if (Status status = internal::ListenTcp(impl->options.tcp_endpoint, &impl->tcp_acceptor);
+      if (Status status = internal::ListenTcp(impl->options.tcp_endpoint, &impl->tcp_listener.acceptor);
           !status.ok()) {
         internal::RemoveUnixSocketIfOurs(impl->options.unix_socket_path, impl->socket_inode);
         return status;
       }
       boost::system::error_code ec;
-      impl->tcp_port = impl->tcp_acceptor.local_endpoint(ec).port();
+      impl->tcp_port = impl->tcp_listener.acceptor.local_endpoint(ec).port();
+    }
+    if (impl->options.max_frame_bytes > impl->options.memory_budget_bytes) {
+      spdlog::warn("the memory budget for buffered frames ({} bytes) is smaller than the largest "
+                   "frame accepted ({} bytes): larger frames will drop their connection",
+                   impl->options.memory_budget_bytes, impl->options.max_frame_bytes);
     }
     Impl* raw = impl.get();
-    raw->Accept(&raw->unix_acceptor);
-    if (raw->tcp_acceptor.is_open()) raw->Accept(&raw->tcp_acceptor);
+    raw->Accept(&raw->unix_listener);
+    if (raw->tcp_listener.acceptor.is_open()) raw->Accept(&raw->tcp_listener);
     raw->io_thread = std::thread([raw] {
       try {
         raw->io.run();
@@ -536,7 +643,7 @@ Result<std::unique_ptr<Aggregator>> Aggregator::Start(AggregatorOptions options,
       }
     });
     spdlog::info("aggregator listening on {}{}", raw->options.unix_socket_path,
-                 raw->tcp_port ? fmt::format(" and TCP port {}", raw->tcp_port) : "");
+                 raw->tcp_port ? fmt::format(" and TCP port {} (authenticated)", raw->tcp_port) : "");
     return std::unique_ptr<Aggregator>(new Aggregator(std::move(impl)));
   } catch (const std::exception& e) {
     return Status::Error(std::string("cannot start the aggregator: ") + e.what());
@@ -549,20 +656,17 @@ std::vector<WrittenProfile> Aggregator::Finish(std::chrono::milliseconds drain) 
     std::lock_guard lock(impl.mutex);
     if (impl.finished) return impl.result;
   }
-  // 1. Stop accepting (on the I/O thread, which owns the acceptors).
+  // 1. Stop accepting (on the I/O thread, which owns the acceptors), once every
+  // connection already made is registered.
   std::promise<void> stopped;
   asio::post(impl.io, [&impl, &stopped] {
-    impl.AcceptBacklogAndClose(&impl.unix_acceptor);
-    impl.AcceptBacklogAndClose(&impl.tcp_acceptor);
-    impl.accept_retry.cancel();
-    stopped.set_value();
+    impl.stopping_accept = true;
+    impl.listeners_stopped = &stopped;
+    impl.StopAccepting(&impl.unix_listener);
+    impl.StopAccepting(&impl.tcp_listener);
+    if (impl.listeners_draining == 0) stopped.set_value();
   });
   stopped.get_future().wait();
-  // An accept that completed just before the close has its handler queued already;
-  // this barrier runs after it, so that connection is registered below.
-  std::promise<void> barrier;
-  asio::post(impl.io, [&barrier] { barrier.set_value(); });
-  barrier.get_future().wait();
   // 2. Let open connections finish on their own for up to `drain`, then close them.
   std::unique_lock lock(impl.mutex);
   impl.connections_changed.wait_for(lock, drain, [&] { return impl.open.empty(); });
@@ -591,6 +695,7 @@ std::vector<WrittenProfile> Aggregator::Finish(std::chrono::milliseconds drain) 
     chains_written.set_value();
   });
   chains_written.get_future().wait();
+  impl.writer_turns.WaitUntilIdle();
   impl.writer.StopAndJoin();
   impl.work.reset();
   impl.io.stop();
@@ -611,5 +716,24 @@ uint64_t Aggregator::connections_open() const {
   return impl_->open.size();
 }
 uint16_t Aggregator::tcp_port() const { return impl_->tcp_port; }
+
+AggregatorStats Aggregator::stats() const {
+  const Impl& impl = *impl_;
+  AggregatorStats s;
+  s.connections_accepted = impl.accepted.load();
+  s.connections_open = connections_open();
+  s.connections_dropped = impl.dropped.load();
+  s.refused_peer_uid = impl.refused_uid.load();
+  s.refused_connection_limit = impl.refused_limit.load();
+  s.refused_tcp_rate = impl.refused_rate.load();
+  s.refused_authentication = impl.refused_authentication.load();
+  s.profiles_over_limit = impl.profiles_over_limit.load();
+  s.buffered_frame_bytes = impl.budget.reserved();
+  s.peak_buffered_frame_bytes = impl.budget.peak();
+  s.memory_budget_bytes = impl.budget.capacity();
+  s.memory_waits = impl.budget.waits();
+  s.waiting_for_memory = impl.budget.waiting();
+  return s;
+}
 
 }  // namespace cilkprof::aggregator

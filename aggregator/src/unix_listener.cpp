@@ -38,7 +38,7 @@ std::string TemporaryNameBeside(const std::string& path) {
 }
 
 Status BindListen(local_stream::acceptor* acceptor, const std::string& bind_path,
-                  const std::string& shown_path) {
+                  const std::string& shown_path, mode_t mode) {
   boost::system::error_code ec;
   acceptor->open(local_stream(), ec);
   if (!ec) acceptor->bind(local_stream::endpoint(bind_path), ec);
@@ -47,11 +47,11 @@ Status BindListen(local_stream::acceptor* acceptor, const std::string& bind_path
         "cannot create the socket {} ({}); check that its directory exists and is writable",
         shown_path, ec.message()));
   }
-  if (::chmod(bind_path.c_str(), 0600) != 0) {
+  if (::chmod(bind_path.c_str(), mode) != 0) {
     const int err = errno;
     ::unlink(bind_path.c_str());
-    return Status::Error(fmt::format("cannot restrict the socket {} to its owner ({})", shown_path,
-                                     std::strerror(err)));
+    return Status::Error(fmt::format("cannot set the permissions of the socket {} to {:o} ({})",
+                                     shown_path, mode, std::strerror(err)));
   }
   acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
@@ -63,7 +63,8 @@ Status BindListen(local_stream::acceptor* acceptor, const std::string& bind_path
 
 }  // namespace
 
-Status ListenUnix(const std::string& path, local_stream::acceptor* acceptor, ino_t* inode) {
+Status ListenUnix(const std::string& path, local_stream::acceptor* acceptor, ino_t* inode,
+                  mode_t mode) {
   if (path.empty()) {
     return Status::Error("no Unix socket path given; pass the path the agents connect to");
   }
@@ -88,7 +89,7 @@ Status ListenUnix(const std::string& path, local_stream::acceptor* acceptor, ino
   }
   const std::string temporary = TemporaryNameBeside(path);
   if (temporary.size() <= kMaxUnixPath) {
-    CILKPROF_RETURN_IF_ERROR(BindListen(acceptor, temporary, path));
+    CILKPROF_RETURN_IF_ERROR(BindListen(acceptor, temporary, path, mode));
     if (::rename(temporary.c_str(), path.c_str()) != 0) {
       const int err = errno;
       ::unlink(temporary.c_str());
@@ -98,10 +99,23 @@ Status ListenUnix(const std::string& path, local_stream::acceptor* acceptor, ino
   } else {
     // No room for a temporary name: bind in place. Until listen() nobody can connect,
     // so the brief default permissions admit no one.
-    CILKPROF_RETURN_IF_ERROR(BindListen(acceptor, path, path));
+    CILKPROF_RETURN_IF_ERROR(BindListen(acceptor, path, path, mode));
   }
   *inode = ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
   return Status::Ok();
+}
+
+std::string SharedDirectoryWarning(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return "";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st.st_mode & S_ISVTX) != 0) return "";
+  return fmt::format(
+      "the directory {} of the socket is writable by other users (mode {:o}, no sticky bit): "
+      "they could replace the socket and receive your agents' profiles; prefer a directory only "
+      "you can write to (the default, see docs/SECURITY.md)",
+      dir, st.st_mode & 07777);
 }
 
 void RemoveUnixSocketIfOurs(const std::string& path, ino_t inode) {

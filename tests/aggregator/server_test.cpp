@@ -15,6 +15,7 @@
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/aggregator/server.h"
 #include "fake_agent.h"
+#include "peer_helpers.h"
 #include "profile_paths.h"
 #include "temp_dir.h"
 
@@ -35,6 +36,10 @@ class ServerTest : public ::testing::Test {
     AggregatorOptions options;
     options.unix_socket_path = socket_path_;
     options.tcp_endpoint = tcp;
+    if (!tcp.empty()) {  // TCP clients must authenticate (peer_trust_test)
+      EXPECT_TRUE(WriteSecretFile(dir_.File("secret")));
+      options.tcp_secret_file = dir_.File("secret");
+    }
     options.max_frame_bytes = 1 << 20;
     options.output_path = [dir = dir_.path()](const ProcessKey& key) {
       return UniqueProfilePath(dir, key);
@@ -246,14 +251,9 @@ TEST_F(ServerTest, TcpListenerServesAgentsToo) {
   ASSERT_NE(server->tcp_port(), 0);
   const auto stream = SyntheticAgentStream(6001, 4);
   {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(server->tcp_port());
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    ClientSocket agent(fd);
-    EXPECT_TRUE(agent.Send(Frames(stream), 50));
+    ClientSocket agent(ConnectTcp(server->tcp_port()));
+    ASSERT_TRUE(agent.connected());
+    EXPECT_TRUE(agent.Send(AuthLine() + Frames(stream), 50));
   }
   const auto written = server->Finish(kDrain);
   ASSERT_EQ(written.size(), 1u);

@@ -43,15 +43,45 @@ struct WrittenProfile {
 };
 
 struct AggregatorOptions {
-  // Required. Created with mode 0600 (bound under a temporary name, then renamed, so
-  // it never exists with other permissions or without a listener) and removed at
-  // shutdown if it is still ours. A stale socket left by a dead aggregator is
-  // replaced; a live one, or a file that is not a socket, is an error.
+  // Required. Created with mode unix_socket_mode (bound under a temporary name, then
+  // renamed, so it never exists with other permissions or without a listener) and
+  // removed at shutdown if it is still ours. A stale socket left by a dead aggregator
+  // is replaced; a live one, or a file that is not a socket, is an error. Put it in a
+  // directory only its owner can write to (docs/SECURITY.md).
   std::string unix_socket_path;
+  // 0600: only the aggregator's user can connect. A daemon that serves other users
+  // (allowed_peer_uids) needs 0660 or 0666; the peer check below still applies.
+  uint32_t unix_socket_mode = 0600;
+  // The uids whose processes may connect to the Unix socket, besides root (the
+  // kernel's SO_PEERCRED says who connected); empty: the aggregator's own effective
+  // uid. Others are refused and logged.
+  std::vector<uint32_t> allowed_peer_uids;
   // Optional "host:port" ("[::1]:7000" for IPv6) to listen on as well; port 0 picks a
-  // free port (see tcp_port()). TCP has no access control: use it on trusted networks.
+  // free port (see tcp_port()). Requires tcp_secret_file: every TCP client must first
+  // send "CILKPROF-AUTH <token>\n" with the token that file holds (docs/SECURITY.md).
+  // The token keeps out other users, not eavesdroppers: trusted networks only.
   std::string tcp_endpoint;
+  // A file of 32 to 256 hex digits, owned by the aggregator's user (or root), mode
+  // 0600 or stricter.
+  std::string tcp_secret_file;
   size_t max_frame_bytes = 64u << 20;
+  // The most memory all connections together may hold in frames being received. A
+  // connection whose next frame does not fit waits unread until memory is released;
+  // a frame larger than the budget drops its connection.
+  size_t memory_budget_bytes = 256u << 20;
+  // Per client (the process that connected to the Unix socket, or the TCP address),
+  // 0 = unlimited: connections open at once; profiles written per limit_window (the
+  // rest are not written: counted in stats() and logged); TCP connections accepted
+  // per limit_window. Per uid: connections open at once from all its processes.
+  uint32_t max_connections_per_client = 64;
+  uint32_t max_connections_per_uid = 1024;
+  uint32_t max_profiles_per_client = 600;
+  uint32_t max_tcp_connections_per_address = 600;
+  std::chrono::milliseconds limit_window{60000};
+  // A connection that holds memory for a frame and sends nothing of it for this long
+  // while other connections wait for memory is dropped; a TCP client that has not
+  // authenticated within it is refused. 0: never.
+  std::chrono::milliseconds stall_timeout{30000};
   // Chooses where a process's profile goes; called on the aggregator's writer thread
   // when the connection ends. Must return a path that does not exist yet: the file is
   // written with WriteNewProfileFile, and if the path appeared meanwhile output_path
@@ -72,9 +102,31 @@ struct AggregatorOptions {
   std::chrono::milliseconds exec_successor_wait{30000};
 };
 
+// The aggregator's own account of its clients and its memory.
+struct AggregatorStats {
+  uint64_t connections_accepted = 0;  // by the listeners, the refused ones included
+  uint64_t connections_open = 0;
+  uint64_t connections_dropped = 0;   // for malformed, truncated, oversized or stalled data
+  // Closed as soon as accepted: a uid not allowed (or unknown), a per-client or
+  // per-uid connection limit, the TCP rate limit; or a TCP client that did not
+  // authenticate.
+  uint64_t refused_peer_uid = 0;
+  uint64_t refused_connection_limit = 0;
+  uint64_t refused_tcp_rate = 0;
+  uint64_t refused_authentication = 0;
+  uint64_t profiles_over_limit = 0;   // not written: max_profiles_per_client
+  uint64_t buffered_frame_bytes = 0;  // memory reserved for frames now
+  uint64_t peak_buffered_frame_bytes = 0;  // at most memory_budget_bytes
+  uint64_t memory_budget_bytes = 0;
+  uint64_t memory_waits = 0;          // frames that waited for memory
+  uint64_t waiting_for_memory = 0;    // connections waiting now
+};
+
 // Threads: one I/O thread runs every connection (each on its own strand: reads,
 // decoding and merging); one writer thread builds, symbolizes and writes profiles, so
-// a slow symbolization never stalls the sockets. A connection's data is written when
+// a slow symbolization never stalls the sockets. Connections take turns of bounded
+// size on the I/O thread, and the writer takes the profiles of different clients in
+// turn, so that a client that floods delays the others by one turn at most. A connection's data is written when
 // it ends: after Goodbye and end of stream, at end of stream without Goodbye
 // ("connection lost"), or when it is dropped for bad data (the profile then holds
 // what was merged before, with a warning, and Totals.connections_dropped = 1). A
@@ -110,6 +162,7 @@ class Aggregator {
   uint64_t connections_open() const;
   // The TCP port listened on (useful with port 0); 0 without TCP.
   uint16_t tcp_port() const;
+  AggregatorStats stats() const;
 
  private:
   struct Impl;
