@@ -1,6 +1,7 @@
 // Command line of cilkprofd (see daemon_options.h).
 #include "daemon_options.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,19 +9,15 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "cilkprof/aggregator/framing.h"
+#include "socket_directory.h"
 
 namespace cilkprof::daemon {
 
-std::string DefaultSocketPath() {
-  const char* runtime_dir = std::getenv("XDG_RUNTIME_DIR");
-  if (runtime_dir != nullptr && runtime_dir[0] != '\0') {
-    return std::string(runtime_dir) + "/cilkprofd.sock";
-  }
-  return fmt::format("/tmp/cilkprofd-{}.sock", ::getuid());
-}
+std::string DefaultSocketPath() { return DefaultSocketDirectory() + "/cilkprofd.sock"; }
 
 ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args) {
   ParsedCommandLine parsed;
@@ -28,19 +25,47 @@ ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args) {
   o.socket_path = DefaultSocketPath();
   CLI::App app{
       "cilkprofd: collects profiles from Cilkprof agents and writes one profile file per "
-      "profiled process (DIR/<program>.<pid>[.<n>].cilkprof).",
+      "profiled process (DIR/<program>.<pid>[.<n>].cilkprof). Security and limits: "
+      "docs/SECURITY.md.",
       "cilkprofd"};
-  app.add_option("--socket", o.socket_path, "Unix socket agents connect to (mode 0600)")
+  app.add_option("--socket", o.socket_path,
+                 "Unix socket agents connect to; the default's directory is created private "
+                 "(0700) and checked")
       ->capture_default_str();
+  app.add_option("--socket-mode", o.socket_mode,
+                 "permissions of the socket: 600 (only you), or 660/666 for --allow-uid")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"600", "660", "666"}));
+  app.add_option("--allow-uid", o.allow_uids,
+                 "also accept agents of this user (uid or name; repeatable); by default only "
+                 "your own uid and root");
   app.add_option("--tcp", o.tcp_endpoint,
-                 "also listen on HOST:PORT ([v6]:PORT for IPv6); no access control, trusted "
+                 "also listen on HOST:PORT ([v6]:PORT for IPv6); needs --tcp-secret-file; trusted "
                  "networks only");
+  app.add_option("--tcp-secret-file", o.tcp_secret_file,
+                 "file (mode 600) with the token TCP agents must present");
   app.add_option("--output-dir", o.output_dir, "directory for the profile files")
       ->capture_default_str();
   app.add_option("--max-frame-bytes", o.max_frame_bytes,
                  "largest message accepted; larger ones drop the connection")
       ->capture_default_str()
       ->check(CLI::Range(size_t{16}, aggregator::kMaxFrameBytes));
+  app.add_option("--memory-budget", o.memory_budget,
+                 "bytes all connections together may hold in frames being received")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1} << 16, size_t{1} << 40));
+  app.add_option("--max-connections-per-client", o.max_connections_per_client,
+                 "connections open at once per client process (TCP: per address); 0 = no limit")
+      ->capture_default_str();
+  app.add_option("--max-connections-per-uid", o.max_connections_per_uid,
+                 "connections open at once per uid; 0 = no limit")
+      ->capture_default_str();
+  app.add_option("--max-profiles-per-minute", o.max_profiles_per_minute,
+                 "profiles written per client per minute; the rest are not written; 0 = no limit")
+      ->capture_default_str();
+  app.add_option("--max-tcp-connections-per-minute", o.max_tcp_connections_per_minute,
+                 "TCP connections accepted per address per minute; 0 = no limit")
+      ->capture_default_str();
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -51,6 +76,7 @@ ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
+    o.socket_is_default = app.count("--socket") == 0;
   } catch (const CLI::ParseError& e) {
     parsed.exit_now = true;
     parsed.exit_code = e.get_exit_code();
@@ -60,6 +86,26 @@ ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args) {
     parsed.output_is_error = parsed.exit_code != 0;
   }
   return parsed;
+}
+
+Result<std::vector<uint32_t>> AllowedUids(const DaemonOptions& options) {
+  std::vector<uint32_t> uids;
+  for (const std::string& user : options.allow_uids) {
+    char* end = nullptr;
+    const unsigned long long number = std::strtoull(user.c_str(), &end, 10);
+    if (!user.empty() && *end == '\0' && user[0] != '-' &&
+        number <= std::numeric_limits<uint32_t>::max()) {
+      uids.push_back(static_cast<uint32_t>(number));
+      continue;
+    }
+    const passwd* entry = ::getpwnam(user.c_str());
+    if (entry == nullptr) {
+      return Status::Error(fmt::format(
+          "--allow-uid {}: no such user; give a uid (a number) or an existing user name", user));
+    }
+    uids.push_back(static_cast<uint32_t>(entry->pw_uid));
+  }
+  return uids;
 }
 
 Status ValidateDaemonOptions(const DaemonOptions& options) {
@@ -75,6 +121,15 @@ Status ValidateDaemonOptions(const DaemonOptions& options) {
         "--output-dir",
         options.output_dir));
   }
+  if (!options.tcp_endpoint.empty() && options.tcp_secret_file.empty()) {
+    return Status::Error(
+        "--tcp needs --tcp-secret-file: agents over TCP must present a shared token; create one "
+        "with '(umask 077; openssl rand -hex 32 > FILE)' (see docs/SECURITY.md)");
+  }
+  if (options.tcp_endpoint.empty() && !options.tcp_secret_file.empty()) {
+    return Status::Error("--tcp-secret-file is for TCP agents: give --tcp HOST:PORT too, or drop it");
+  }
+  if (auto uids = AllowedUids(options); !uids.ok()) return uids.status();
   return Status::Ok();
 }
 

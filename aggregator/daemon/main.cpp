@@ -1,10 +1,13 @@
 // cilkprofd: runs the aggregator until SIGINT or SIGTERM, writing one profile per
-// profiled process into --output-dir. See daemon_options.h for the command line.
+// profiled process into --output-dir. See daemon_options.h for the command line and
+// docs/SECURITY.md for who may connect and what limits apply.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -12,6 +15,28 @@
 #include "cilkprof/aggregator/server.h"
 #include "daemon_logging.h"
 #include "daemon_options.h"
+#include "socket_directory.h"
+
+namespace {
+
+// Each agent connection is a descriptor: take the hard limit (up to 65536) rather than
+// the usual soft 1024, so the per-uid limit (1024 by default), not EMFILE, decides.
+void RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t wanted = std::min<rlim_t>(limit.rlim_max, 65536);
+  if (limit.rlim_cur < wanted) {
+    limit.rlim_cur = wanted;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cilkprof;
@@ -26,6 +51,14 @@ int main(int argc, char** argv) {
     std::cerr << "cilkprofd: " << valid.message() << "\n";
     return 2;
   }
+  if (options.socket_is_default) {
+    if (Status private_dir = daemon::PreparePrivateDirectory(DirectoryOf(options.socket_path));
+        !private_dir.ok()) {
+      std::cerr << "cilkprofd: " << private_dir.message() << "\n";
+      return 1;
+    }
+  }
+  RaiseDescriptorLimit();
   // Block the shutdown signals in every thread and take them synchronously below: no
   // work in a signal handler. The log's and the aggregator's threads inherit this mask,
   // so they are created after it: a thread that left SIGTERM unblocked would receive
@@ -39,8 +72,22 @@ int main(int argc, char** argv) {
 
   aggregator::AggregatorOptions aggregator_options;
   aggregator_options.unix_socket_path = options.socket_path;
+  aggregator_options.unix_socket_mode = static_cast<uint32_t>(std::stoul(options.socket_mode, nullptr, 8));
+  // Our own uid, and those of --allow-uid (validated above).
+  const auto allowed = daemon::AllowedUids(options);
+  aggregator_options.allowed_peer_uids = {static_cast<uint32_t>(::geteuid())};
+  if (allowed.ok()) {
+    for (uint32_t uid : *allowed) aggregator_options.allowed_peer_uids.push_back(uid);
+  }
   aggregator_options.tcp_endpoint = options.tcp_endpoint;
+  aggregator_options.tcp_secret_file = options.tcp_secret_file;
   aggregator_options.max_frame_bytes = options.max_frame_bytes;
+  aggregator_options.memory_budget_bytes = options.memory_budget;
+  aggregator_options.max_connections_per_client = options.max_connections_per_client;
+  aggregator_options.max_connections_per_uid = options.max_connections_per_uid;
+  aggregator_options.max_profiles_per_client = options.max_profiles_per_minute;
+  aggregator_options.max_tcp_connections_per_address = options.max_tcp_connections_per_minute;
+  aggregator_options.limit_window = std::chrono::minutes(1);
   aggregator_options.output_path = [dir = options.output_dir](const aggregator::ProcessKey& key) {
     return aggregator::UniqueProfilePath(dir, key);
   };
@@ -59,8 +106,19 @@ int main(int argc, char** argv) {
   const auto written = (*started)->Finish(std::chrono::milliseconds(options.drain_ms));
   size_t failed = 0;
   for (const auto& profile : written) failed += profile.status.ok() ? 0 : 1;
+  const aggregator::AggregatorStats stats = (*started)->stats();
   spdlog::info("cilkprofd: {} profile(s) written, {} failed, {} connection(s) dropped for bad data",
-               written.size() - failed, failed, (*started)->connections_dropped());
+               written.size() - failed, failed, stats.connections_dropped);
+  if (stats.refused_peer_uid + stats.refused_connection_limit + stats.refused_tcp_rate +
+          stats.refused_authentication + stats.profiles_over_limit >
+      0) {
+    spdlog::info(
+        "cilkprofd: refused {} connection(s) of other users, {} over the connection limits, {} "
+        "over the TCP rate, {} unauthenticated; {} profile(s) not written over the per-client "
+        "limit",
+        stats.refused_peer_uid, stats.refused_connection_limit, stats.refused_tcp_rate,
+        stats.refused_authentication, stats.profiles_over_limit);
+  }
   // Profiles are on disk and the socket is gone; only log lines may still be queued.
   daemon::DrainDaemonLog(std::chrono::seconds(1));
   _exit(failed == 0 ? 0 : 1);
