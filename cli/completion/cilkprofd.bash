@@ -22,15 +22,32 @@ _cilkprofd()
             COMPREPLY=($(compgen -W 'trace debug info warn error critical off' -- "$cur"))
             return
             ;;
-        --tcp | --max-frame-bytes | --drain-ms)
-            return # HOST:PORT, a number of bytes, milliseconds: nothing to offer
+        --tcp-secret-file)
+            _filedir
+            return
+            ;;
+        --socket-mode)
+            COMPREPLY=($(compgen -W '600 660 666' -- "$cur"))
+            return
+            ;;
+        --allow-uid)
+            COMPREPLY=($(compgen -u -- "$cur"))
+            return
+            ;;
+        --tcp | --max-frame-bytes | --memory-budget | --max-connections-per-client | \
+            --max-connections-per-uid | --max-profiles-per-minute | \
+            --max-tcp-connections-per-minute | --drain-ms)
+            return # HOST:PORT, numbers of bytes, counts, milliseconds: nothing to offer
             ;;
     esac
     $split && return
 
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '--socket --tcp --output-dir --max-frame-bytes --log-level
-            --drain-ms -h --help --version' -- "$cur"))
+        COMPREPLY=($(compgen -W '--socket --socket-mode --allow-uid --tcp --tcp-secret-file
+            --output-dir --max-frame-bytes --memory-budget --max-connections-per-client
+            --max-connections-per-uid --max-profiles-per-minute
+            --max-tcp-connections-per-minute --log-level --drain-ms -h --help --version' \
+            -- "$cur"))
     fi
 } &&
     complete -F _cilkprofd cilkprofd
