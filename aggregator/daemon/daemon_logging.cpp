@@ -8,7 +8,7 @@
 
 #include <thread>
 
-#include "log_escape.h"
+#include "cilkprof/aggregator/log_escape.h"
 
 namespace cilkprof::daemon {
 namespace {
@@ -20,7 +20,7 @@ class EscapingSink final : public spdlog::sinks::sink {
   explicit EscapingSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
 
   void log(const spdlog::details::log_msg& msg) override {
-    const std::string escaped = EscapeForLog(std::string_view(msg.payload.data(), msg.payload.size()));
+    const std::string escaped = aggregator::EscapeForLog(std::string_view(msg.payload.data(), msg.payload.size()));
     spdlog::details::log_msg copy = msg;
     copy.payload = spdlog::string_view_t(escaped.data(), escaped.size());
     inner_->log(copy);

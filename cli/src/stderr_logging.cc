@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "cilkprof/aggregator/log_escape.h"
 #include "commands.h"
 
 namespace cilkprof::cli {
@@ -16,7 +17,9 @@ namespace {
 class StderrLogSink final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    PrintError(std::string(msg.payload.data(), msg.payload.size()));
+    // Program names and paths in messages are the program's choice: escaped, so
+    // that they cannot forge a line or drive the terminal.
+    PrintError(aggregator::EscapeForLog(std::string_view(msg.payload.data(), msg.payload.size())));
   }
   void flush_() override { std::fflush(stderr); }
 };

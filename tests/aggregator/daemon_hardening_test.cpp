@@ -12,13 +12,14 @@
 #include <sstream>
 
 #include "daemon_logging.h"
-#include "log_escape.h"
+#include "cilkprof/aggregator/log_escape.h"
 #include "socket_directory.h"
 #include "temp_dir.h"
 
 namespace cilkprof::daemon {
 namespace {
 
+using aggregator::EscapeForLog;
 using aggregator::testing::TempDir;
 
 TEST(LogEscapeTest, ClientTextCannotForgeLinesOrDriveTheTerminal) {

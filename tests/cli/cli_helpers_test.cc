@@ -7,6 +7,9 @@
 #include "output_naming.h"
 #include "program_check.h"
 #include "progress.h"
+#include "stderr_logging.h"
+
+#include <spdlog/spdlog.h>
 #include "run_tool.h"
 
 #include <poll.h>
@@ -179,6 +182,27 @@ TEST(Progress, ShownOnATerminalAndErasedAtTheEnd) {
   EXPECT_GT(erased, seen.rfind("cilkprof:")) << "the line is erased last: " << seen;
   EXPECT_EQ(seen.substr(erased), "\r\033[K");
   ::close(master);
+}
+
+// Collector messages carry program names and paths the program chose: on our stderr
+// they are escaped, so a newline cannot forge a line of ours.
+TEST(StderrLogging, MessagesGoToStderrEscaped) {
+  std::FILE* capture = std::tmpfile();
+  ASSERT_NE(capture, nullptr);
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  ASSERT_EQ(::dup2(::fileno(capture), STDERR_FILENO), STDERR_FILENO);
+  RouteLogsToStderr(spdlog::level::warn);
+  spdlog::warn("profile of /tmp/evil\ncilkprof: all good\x1b[2J written");
+  spdlog::info("not shown below the level");
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::rewind(capture);
+  char buffer[512] = {};
+  const size_t n = std::fread(buffer, 1, sizeof buffer - 1, capture);
+  std::fclose(capture);
+  EXPECT_EQ(std::string(buffer, n), "cilkprof: profile of /tmp/evil\\ncilkprof: all good\\x1b[2J written\n");
 }
 
 }  // namespace

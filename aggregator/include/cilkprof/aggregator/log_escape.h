@@ -1,4 +1,4 @@
-// Escaping of what cilkprofd writes to its log. Log lines carry text that clients
+// Escaping of what cilkprofd and cilkprof run write to their logs. Log lines carry text that clients
 // choose (program names, paths, argv): a newline in it would forge a line of its own
 // (journald splits at newlines), an escape sequence would rewrite the terminal of the
 // person reading the log, a bidirectional override would reorder what they see.
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace cilkprof::daemon {
+namespace cilkprof::aggregator {
 
 // Returns `text` with every character that is not printable written as an escape:
 // \n, \r, \t and \\ (so that an escape in the output is never ambiguous), \xNN for
@@ -16,4 +16,4 @@ namespace cilkprof::daemon {
 // and the bidirectional formatting characters. Printable UTF-8 passes unchanged.
 std::string EscapeForLog(std::string_view text);
 
-}  // namespace cilkprof::daemon
+}  // namespace cilkprof::aggregator

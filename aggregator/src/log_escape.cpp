@@ -1,11 +1,11 @@
 // Escaping of cilkprofd's log lines (see log_escape.h).
-#include "log_escape.h"
+#include "cilkprof/aggregator/log_escape.h"
 
 #include <fmt/format.h>
 
 #include <cstdint>
 
-namespace cilkprof::daemon {
+namespace cilkprof::aggregator {
 namespace {
 
 // The length of the valid UTF-8 sequence at `text[at]` (2 to 4), or 0.
@@ -80,4 +80,4 @@ std::string EscapeForLog(std::string_view text) {
   return out;
 }
 
-}  // namespace cilkprof::daemon
+}  // namespace cilkprof::aggregator
