@@ -6,6 +6,8 @@
 //     called by the owner thread (the thread whose samples the tree holds) and by
 //     nobody else: they never call malloc or take a lock. They may call mmap (to map
 //     a new arena chunk or a larger hash index) and munmap, both plain system calls.
+//     Their time is bounded by the path's length, not by the tree's size: the index
+//     grows incrementally (below).
 //   * Exactly one writer: the owner thread (its signal handler, or its own code with
 //     the handler kept out). Any other thread (the flusher) may read concurrently:
 //     published_count() with acquire, then the nodes below it and the metric columns
@@ -116,6 +118,9 @@ class ThreadCct {
   }
   uint32_t max_nodes() const { return max_nodes_; }
   size_t mapped_bytes() const { return mapped_bytes_; }
+  // The index's size, and whether nodes are moving to a doubled table (for tests).
+  uint32_t index_buckets() const { return 1u << bucket_bits_; }
+  bool index_growing() const { return old_buckets_ != nullptr; }
 
   static constexpr size_t kChunkBytes =
       kChunkNodes * (sizeof(CctNode) + kMetricCount * sizeof(uint64_t));
@@ -128,13 +133,32 @@ class ThreadCct {
                        size_t{metric} * kChunkNodes;
     return column + id % kChunkNodes;
   }
-  uint32_t Bucket(uint32_t parent, uintptr_t pc, NodeKind kind, uint8_t edge) const;
+  // The hash index (owner only; readers never look at it). Chains are linked through
+  // CctNode::hash_next. When it holds more than one node per bucket it doubles, and
+  // the nodes move to the doubled table one old bucket per insert (incremental
+  // rehashing, as in Redis' dict), never all at once: no sample pauses for the whole
+  // tree (issue 12, row 9a). While nodes move, old bucket b (which splits into new
+  // buckets 2b and 2b+1) is still the one to search when b >= moved_.
+  static uint64_t Hash(uint32_t parent, uintptr_t pc, NodeKind kind, uint8_t edge);
+  static uint32_t IndexOf(uint64_t hash, uint32_t bits) {
+    return bits == 0 ? 0 : static_cast<uint32_t>(hash >> (64 - bits));
+  }
+  // The chain head a key with this hash lives in (old or new table).
+  uint32_t* HeadFor(uint64_t hash);
   void MaybeGrowIndex();
+  void MoveBucket();
+  void UnmapOldIndexFrom(uint32_t first_bucket);
+  void Prefetch(uint32_t old_bucket) const;
+  static constexpr size_t kPageBytes = 4096;
+  static constexpr uint32_t kBucketsPerPage = kPageBytes / sizeof(uint32_t);
 
   void** chunks_ = nullptr;  // chunk table, chunk_slots_ entries
   uint32_t chunk_slots_ = 0;
-  uint32_t* buckets_ = nullptr;
+  uint32_t* buckets_ = nullptr;      // the current (while growing: the doubled) table
   uint32_t bucket_bits_ = 0;
+  uint32_t* old_buckets_ = nullptr;  // while growing: the table being emptied
+  uint32_t old_bits_ = 0;
+  uint32_t moved_ = 0;               // old buckets emptied so far
   uint32_t count_ = 0;  // nodes in use, published with release
   uint32_t max_nodes_ = 0;
   bool grow_index_ = true;
