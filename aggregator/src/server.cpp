@@ -213,6 +213,7 @@ struct Aggregator::Impl final : internal::ConnectionOwner {
   std::atomic<uint64_t> refused_authentication{0};
   std::atomic<uint64_t> profiles_over_limit{0};
   std::atomic<uint32_t> next_sequence{0};
+  std::atomic<uint32_t> program_pid{0};  // SetProgramPid; 0: the first connection is the program
 
   std::mutex mutex;
   std::condition_variable connections_changed;
@@ -512,7 +513,10 @@ void Aggregator::Impl::WriteProcess(uint32_t sequence, const std::string& client
   for (const profile::ExecImage& image : session->exec_chain()) {
     work.key.exec_chain.push_back(image.executable());
   }
-  if (options.skip_empty_profiles && sequence != 0 && session->RecordedNothing()) {
+  // The program (by pid once known: a process it forked can connect before it does).
+  const uint32_t program = program_pid.load(std::memory_order_acquire);
+  const bool is_program = program != 0 ? hello.pid() == program : sequence == 0;
+  if (options.skip_empty_profiles && !is_program && session->RecordedNothing()) {
     WrittenProfile skipped;
     skipped.process = std::move(work.key);
     skipped.recorded_nothing = true;
@@ -716,6 +720,8 @@ uint64_t Aggregator::connections_open() const {
   return impl_->open.size();
 }
 uint16_t Aggregator::tcp_port() const { return impl_->tcp_port; }
+
+void Aggregator::SetProgramPid(uint32_t pid) { impl_->program_pid.store(pid, std::memory_order_release); }
 
 AggregatorStats Aggregator::stats() const {
   const Impl& impl = *impl_;

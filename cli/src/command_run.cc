@@ -291,7 +291,10 @@ int RunProgram(const RunArgs& args) {
   std::unique_ptr<aggregator::Aggregator> collector = std::move(*started);
 
   auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns), signals,
-                        inherited_fds, [&naming](pid_t pid) { naming->ProgramStarted(static_cast<uint32_t>(pid)); });
+                        inherited_fds, [&naming, &collector](pid_t pid) {
+                          naming->ProgramStarted(static_cast<uint32_t>(pid));
+                          collector->SetProgramPid(static_cast<uint32_t>(pid));
+                        });
   if (!child.ok()) {
     naming->ProgramStarted(std::nullopt);  // no-op if it was started (and exec failed)
     collector->Finish(std::chrono::milliseconds(0));

@@ -322,5 +322,23 @@ TEST_F(ExecChainServerTest, ProcessesThatRecordedNothingAreListedNotWritten) {
   EXPECT_EQ(callbacks_.size(), 2u);  // on_written hears of files only
 }
 
+// A process the program forked (a wrapper's $(...) subshell) can connect before the
+// program does: the program is the pid it was started as, not the first connection.
+TEST_F(ExecChainServerTest, TheProgramIsKnownByItsPidNotByWhoConnectsFirst) {
+  auto server = StartServer(milliseconds(600000), /*skip_empty=*/true);
+  ASSERT_TRUE(server);
+  server->SetProgramPid(7201);
+  SendAll({Hello(7202, "/bin/dash"), Goodbye()});  // the subshell, first and empty: left out
+  SendAll({Hello(7201, "/bin/sh"), Goodbye()});    // the program, empty: still written
+  const auto written = server->Finish(kDrain);
+  ASSERT_EQ(written.size(), 2u);
+  std::map<uint32_t, const WrittenProfile*> by_pid;
+  for (const auto& w : written) by_pid[w.process.pid] = &w;
+  EXPECT_TRUE(by_pid.at(7202)->recorded_nothing);
+  EXPECT_TRUE(by_pid.at(7202)->path.empty());
+  EXPECT_FALSE(by_pid.at(7201)->recorded_nothing);
+  EXPECT_FALSE(by_pid.at(7201)->path.empty());
+}
+
 }  // namespace
 }  // namespace cilkprof::aggregator

@@ -164,6 +164,12 @@ class Aggregator {
   uint16_t tcp_port() const;
   AggregatorStats stats() const;
 
+  // The process the collector was started for (cilkprof run's program): with
+  // skip_empty_profiles its profile is written even when it recorded nothing, and
+  // every other process's is left out then. Before it is set, the first connection
+  // stands for it. Callable from any thread.
+  void SetProgramPid(uint32_t pid);
+
  private:
   struct Impl;
   explicit Aggregator(std::unique_ptr<Impl> impl);
