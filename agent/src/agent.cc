@@ -16,6 +16,7 @@
 #include "real_functions.h"
 #include "runtime_view.h"
 #include "signal_mask.h"
+#include "thread_end_sample.h"
 #include "unsampled.h"
 
 namespace cilkprof::agent {
@@ -322,6 +323,11 @@ void RegisterCurrentThread(uint32_t thread_index) {
   InitSampleClock(t, g_state->sampler);
   tls_thread = t;
   pthread_setspecific(g_state->exit_key, t);
+  // The record is complete: samples may use it from the moment its source is armed
+  // (a thread's first interval may be as short as 10 us: sample_interval.h; a sample
+  // dropped here would be charged to the next one).
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->in_handler = 0;
 
   pthread_mutex_lock(&g_state->registry_mu);
   t->next = g_state->threads;
@@ -331,8 +337,6 @@ void RegisterCurrentThread(uint32_t thread_index) {
                      ArmThread(t, g_state->sampler, &error);
   pthread_mutex_unlock(&g_state->registry_mu);
   if (!armed) LogLine("thread " + std::to_string(t->tid) + " is not sampled: " + error);
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  t->in_handler = 0;
 }
 
 void UnregisterCurrentThread() {
@@ -343,7 +347,14 @@ void UnregisterCurrentThread() {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   pthread_setspecific(g_state->exit_key, nullptr);
   prctl(PR_GET_NAME, t->exit_name, 0, 0, 0);
-  const ThreadEnd end = MeasureOwnEnd(t);
+  ThreadEnd end = MeasureOwnEnd(t);
+  if (!end.signal_blocked && __atomic_load_n(&g_sampling, __ATOMIC_ACQUIRE) != 0) {
+    const uint64_t due = DueSampleWeight(t, end.clock_ns);
+    if (due != 0) {
+      TakeDueSampleAtThreadEnd(t, due);
+      end.due_sample_taken = true;
+    }
+  }
   pthread_mutex_lock(&g_state->registry_mu);
   ReleaseThreadSource(t);  // no handler can use it any more: in_handler is set
   RecordOwnEnd(t, end);

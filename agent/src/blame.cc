@@ -43,7 +43,8 @@ unwinder::LogicalResult Unwind(ThreadRecord* t, const ucontext_t* context, unwin
 
 }  // namespace
 
-void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight) {
+void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight,
+                bool synchronous) {
   SampleCounters* counters = &t->counters;
   const WorkerView view = ReadWorker();
   if (view.state == CILKPROF_STATE_IDLE) {
@@ -51,7 +52,7 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
     CounterAdd(&counters->idle_ns, weight);
     return;
   }
-  const unwinder::LogicalResult r = Unwind(t, context, mode, view, /*synchronous=*/false);
+  const unwinder::LogicalResult r = Unwind(t, context, mode, view, synchronous);
   const bool overhead = view.state == CILKPROF_STATE_OVERHEAD;
   const bool unattributed = overhead && r.unattributed;
   const bool partial = !unattributed && (r.partial || r.truncated || r.depth == 0);

@@ -26,7 +26,10 @@
 namespace cilkprof::agent {
 
 // A sampling signal's sample of weight `weight` (ns of the sampling clock).
-void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight);
+// `synchronous`: `context` comes from getcontext() in the agent (a sample that came due
+// and is taken by the thread itself: thread_end_sample.h), not from a signal.
+void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight,
+                bool synchronous = false);
 
 // A cilkprof_probe() sample: `context` comes from getcontext() in the probe itself, so
 // frame 0 is the probe (elided). Adds probe += 1 at the logical path, nothing else.

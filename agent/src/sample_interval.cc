@@ -23,6 +23,9 @@ uint64_t NextRandom(uint64_t* state) {
   return x * 0x2545F4914F6CDD1Dull;
 }
 
+// u in (0, 1]: the top 53 bits, never 0, so that a logarithm is finite.
+double Uniform(uint64_t* state) { return static_cast<double>((NextRandom(state) >> 11) + 1) * 0x1.0p-53; }
+
 }  // namespace
 
 uint64_t SeedSampleIntervals(uint64_t tid, uint64_t salt) {
@@ -42,10 +45,22 @@ uint64_t MinSampleInterval(uint64_t mean_ns) {
 uint64_t NextSampleInterval(uint64_t* state, uint64_t mean_ns) {
   const uint64_t floor = MinSampleInterval(mean_ns);
   if (floor >= mean_ns) return mean_ns;  // periods at the floor stay fixed
-  // u in (0, 1]: the top 53 bits, never 0, so the logarithm is finite.
-  const double u = static_cast<double>((NextRandom(state) >> 11) + 1) * 0x1.0p-53;
-  const double tail = -std::log(u) * static_cast<double>(mean_ns - floor);
+  const double tail = -std::log(Uniform(state)) * static_cast<double>(mean_ns - floor);
   return floor + static_cast<uint64_t>(tail);
+}
+
+uint64_t FirstSampleInterval(uint64_t* state, uint64_t mean_ns) {
+  const uint64_t floor = MinSampleInterval(mean_ns);
+  const double u = Uniform(state);
+  uint64_t interval;
+  if (floor >= mean_ns || u * static_cast<double>(mean_ns) <= static_cast<double>(floor)) {
+    // The part of the equilibrium density that is flat: uniform below the floor (or
+    // below the fixed period). u * mean is uniform over that part's share of [0, mean].
+    interval = static_cast<uint64_t>(u * static_cast<double>(mean_ns));
+  } else {
+    interval = NextSampleInterval(state, mean_ns);  // memoryless beyond the floor
+  }
+  return interval < kMinFirstInterval ? kMinFirstInterval : interval;
 }
 
 uint64_t PoissonSampleWeight(uint64_t mean_ns, uint64_t interval_ns, uint64_t elapsed_ns) {

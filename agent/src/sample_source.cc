@@ -105,15 +105,16 @@ bool StartInterval(ThreadRecord* t, uint64_t interval) {
   return true;
 }
 
-// The next interval from the thread's generator (seeded on first use).
-uint64_t DrawInterval(ThreadRecord* t, uint64_t mean_ns) {
+// The next interval from the thread's generator (seeded on first use): the first one
+// when sampling (re)starts, else the one after a sample (sample_interval.h).
+uint64_t DrawInterval(ThreadRecord* t, uint64_t mean_ns, bool first) {
   uint64_t rng = __atomic_load_n(&t->interval_rng, __ATOMIC_RELAXED);
   if (rng == 0) {
     uint64_t salt = 0;
     ReadClockNs(CLOCK_MONOTONIC, &salt);
     rng = SeedSampleIntervals(static_cast<uint64_t>(t->tid), salt);
   }
-  const uint64_t interval = NextSampleInterval(&rng, mean_ns);
+  const uint64_t interval = first ? FirstSampleInterval(&rng, mean_ns) : NextSampleInterval(&rng, mean_ns);
   __atomic_store_n(&t->interval_rng, rng, __ATOMIC_RELAXED);
   return interval;
 }
@@ -122,7 +123,7 @@ uint64_t DrawInterval(ThreadRecord* t, uint64_t mean_ns) {
 // fresh first interval. The interval, the clock mark and the kind are in place before
 // the event is enabled: its first overflow finds them.
 bool ArmPerfEvent(ThreadRecord* t, const SamplerSettings& s, std::string* error) {
-  const uint64_t first = DrawInterval(t, s.period_ns);
+  const uint64_t first = DrawInterval(t, s.period_ns, /*first=*/true);
   const bool fresh = t->perf_fd < 0;
   if (fresh) {
     const int fd = OpenTaskClock(t->tid, first);  // disabled, its count at 0
@@ -244,7 +245,7 @@ void HoldSamplesInHandler(ThreadRecord* t, uint64_t mean_ns) {
 
 void ScheduleNextSample(ThreadRecord* t, uint64_t mean_ns) {
   // On failure the event keeps its current interval, and the interval state with it.
-  StartInterval(t, DrawInterval(t, mean_ns));
+  StartInterval(t, DrawInterval(t, mean_ns, /*first=*/false));
 }
 
 bool IsOwnSample(const ThreadRecord* t, const siginfo_t* info) {

@@ -48,13 +48,22 @@ bool SignalBlockedInThread(pid_t tid, int signo) {
   return ((mask >> (signo - 1)) & 1u) != 0;
 }
 
-// Registry lock held. The tail from the later of the last sample and the previous
-// measurement (after a failed exec) up to `now`.
-void RecordTail(ThreadRecord* t, uint64_t now, bool signal_blocked) {
+
+// Registry lock held. For a timer: the tail from the later of the last sample and the
+// previous measurement (after a failed exec) up to `now`, which no sample covers (each
+// weighs the time since the previous one). For a perf event: nothing while its next
+// sample is not due (the samples so far weigh the mean each, and stand for the tail in
+// expectation), else the weight of the due sample nobody took (the signal blocked, or
+// measured from another thread at the final flush), unless `due_taken`.
+void RecordTail(ThreadRecord* t, uint64_t now, bool signal_blocked, bool due_taken = false) {
   if (t->end_measured) return;
   t->end_measured = true;
-  const uint64_t from = std::max(__atomic_load_n(&t->last_clock_ns, __ATOMIC_RELAXED), t->end_clock_ns);
-  if (now > from) CounterAdd(&t->counters.unsampled_ns, now - from);
+  if (UsesPoissonIntervals(t)) {
+    if (!due_taken) CounterAdd(&t->counters.unsampled_ns, DueSampleWeight(t, now));
+  } else {
+    const uint64_t from = std::max(__atomic_load_n(&t->last_clock_ns, __ATOMIC_RELAXED), t->end_clock_ns);
+    if (now > from) CounterAdd(&t->counters.unsampled_ns, now - from);
+  }
   t->end_clock_ns = std::max(now, t->end_clock_ns);
   if (signal_blocked && CounterRead(&t->counters.signal_blocked) == 0) {
     CounterAdd(&t->counters.signal_blocked, 1);
@@ -83,8 +92,16 @@ ThreadEnd MeasureOwnEnd(const ThreadRecord* t) {
   return end;
 }
 
+uint64_t DueSampleWeight(const ThreadRecord* t, uint64_t now) {
+  if (!UsesPoissonIntervals(t)) return 0;
+  const uint64_t start = __atomic_load_n(&t->interval_start_ns, __ATOMIC_RELAXED);
+  const uint64_t interval = __atomic_load_n(&t->interval_ns, __ATOMIC_RELAXED);
+  if (now <= start || now - start <= interval) return 0;
+  return WeighPoissonSample(t, g_state->sampler.period_ns, now);
+}
+
 void RecordOwnEnd(ThreadRecord* t, const ThreadEnd& end) {
-  RecordTail(t, end.clock_ns, end.signal_blocked);
+  RecordTail(t, end.clock_ns, end.signal_blocked, end.due_sample_taken);
   g_state->ended_threads_cpu_ns += end.cpu_ns;
 }
 
