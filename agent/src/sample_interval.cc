@@ -5,12 +5,15 @@
 namespace cilkprof::agent {
 namespace {
 
-// No interval shorter than this. The kernel's own floor for a software clock event is
-// 10 us, but an interval set that short from the handler (PERF_EVENT_IOC_PERIOD) can
-// expire before the handler has returned, and on this project's VMs the event then
-// sometimes stopped for milliseconds or seconds: 150 of 2,099 such intervals at 10 us,
-// 2 to 4 of ~2,000 at 15 and 20 us, none of ~2,000 each at 30, 50, 100 us and 1 ms
-// (bench/shares/short_interval.c).
+// No interval shorter than this is ever armed. The kernel's own floor for a software
+// clock event is 10 us, but an interval set that short from the handler
+// (PERF_EVENT_IOC_PERIOD) can expire before the handler has returned, and on this
+// project's VMs the event then sometimes stopped for milliseconds or seconds: 150 of
+// 2,099 such intervals at 10 us, 2 to 4 of ~2,000 at 15 and 20 us, none of ~2,000 each
+// at 30, 50, 100 us and 1 ms (bench/shares/short_interval.c). A first interval armed
+// below it, at thread start, did the same: of 2,000 threads of 75 us, a handful spent
+// 1 ms to seconds of CPU (35 s once) between the first overflow and the handler's first
+// system call, time the event never counted nor sampled (ShortThreads e2e test).
 constexpr uint64_t kFloorNs = 50000;
 
 // xorshift64* (Vigna): fast, no table, good enough for spacing samples.
@@ -60,7 +63,12 @@ uint64_t FirstSampleInterval(uint64_t* state, uint64_t mean_ns) {
   } else {
     interval = NextSampleInterval(state, mean_ns);  // memoryless beyond the floor
   }
-  return interval < kMinFirstInterval ? kMinFirstInterval : interval;
+  return interval;
+}
+
+uint64_t ArmedFirstInterval(uint64_t due_ns, uint64_t mean_ns) {
+  const uint64_t floor = MinSampleInterval(mean_ns);
+  return due_ns > floor ? due_ns : floor;
 }
 
 uint64_t PoissonSampleWeight(uint64_t mean_ns, uint64_t interval_ns, uint64_t elapsed_ns) {

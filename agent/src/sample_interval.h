@@ -47,10 +47,16 @@ uint64_t NextSampleInterval(uint64_t* state, uint64_t mean_ns);
 // renewal process from its first instant, and a thread of any length T gets T/mean
 // samples in expectation, each weighing the mean: threads shorter than the floor or a
 // period are charged their time, in expectation, instead of nothing (issue 12, row 8;
-// 2,000 threads of 75 us each were charged a third of their time). At least
-// kMinFirstInterval, the kernel's own floor for a software clock event.
+// 2,000 threads of 75 us each were charged a third of their time).
+//
+// The draw is when the sample is due, not the period the event is armed with: a draw
+// below the floor is armed at the floor (ArmedFirstInterval), since a period that short
+// can stop the event for milliseconds (sample_interval.cc). Every later sample then
+// trails the thread's schedule by that lag, and a thread that ends with a sample due
+// by the schedule but not yet by the event takes it itself (thread_end_sample.h): the
+// count stays T/mean in expectation, and no interval below the floor is ever armed.
 uint64_t FirstSampleInterval(uint64_t* state, uint64_t mean_ns);
-inline constexpr uint64_t kMinFirstInterval = 10000;
+uint64_t ArmedFirstInterval(uint64_t due_ns, uint64_t mean_ns);
 
 // The weight of a sample taken `elapsed_ns` after its interval of `interval_ns` began.
 uint64_t PoissonSampleWeight(uint64_t mean_ns, uint64_t interval_ns, uint64_t elapsed_ns);

@@ -120,10 +120,13 @@ uint64_t DrawInterval(ThreadRecord* t, uint64_t mean_ns, bool first) {
 }
 
 // Opens the thread's task-clock event, or re-enables the one a disarm stopped, with a
-// fresh first interval. The interval, the clock mark and the kind are in place before
-// the event is enabled: its first overflow finds them.
+// fresh first interval (armed at the floor at least, the lag noted: sample_interval.h).
+// The interval, the clock mark and the kind are in place before the event is enabled:
+// its first overflow finds them.
 bool ArmPerfEvent(ThreadRecord* t, const SamplerSettings& s, std::string* error) {
-  const uint64_t first = DrawInterval(t, s.period_ns, /*first=*/true);
+  const uint64_t due = DrawInterval(t, s.period_ns, /*first=*/true);
+  const uint64_t first = ArmedFirstInterval(due, s.period_ns);
+  __atomic_store_n(&t->lag_ns, first - due, __ATOMIC_RELAXED);
   const bool fresh = t->perf_fd < 0;
   if (fresh) {
     const int fd = OpenTaskClock(t->tid, first);  // disabled, its count at 0

@@ -12,6 +12,9 @@
 // overrun), on its call path at that point (the agent's own frames elided, so the
 // thread's outermost frames, or the caller of pthread_exit).
 //
+// The same holds for a sample due by the thread's schedule before the event, armed at
+// the floor, overflows: a first interval drawn below the floor (sample_interval.h).
+//
 // Not when the sampling signal is blocked on the thread: that time is reported as
 // unsampled with the blocked signal named (unsampled.h), as the program asked not to
 // be interrupted.

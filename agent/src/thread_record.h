@@ -44,11 +44,15 @@ struct ThreadRecord {
   // Owner-only state of the signal handler.
   volatile sig_atomic_t in_handler = 0;
   uint64_t last_clock_ns = 0;  // the sampling clock at the last sample (or arming)
-  // Poisson sampling with a perf event (sample_interval.h): the current interval, the
-  // event's count when it began, and the generator. Set by whoever arms the thread
-  // while its event is stopped, then by its handler (atomic accesses).
+  // Poisson sampling with a perf event (sample_interval.h): the current interval as
+  // armed, the event's count when it began, how far the armed samples trail the
+  // thread's schedule (a first interval below the floor is armed at the floor: the
+  // sample is due `lag_ns` before the event overflows), and the generator. Set by
+  // whoever arms the thread while its event is stopped, then by its handler (atomic
+  // accesses).
   uint64_t interval_ns = 0;
   uint64_t interval_start_ns = 0;
+  uint64_t lag_ns = 0;
   uint64_t interval_rng = 0;
   ThreadCct cct;
   SampleCounters counters;

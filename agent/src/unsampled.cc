@@ -96,7 +96,10 @@ uint64_t DueSampleWeight(const ThreadRecord* t, uint64_t now) {
   if (!UsesPoissonIntervals(t)) return 0;
   const uint64_t start = __atomic_load_n(&t->interval_start_ns, __ATOMIC_RELAXED);
   const uint64_t interval = __atomic_load_n(&t->interval_ns, __ATOMIC_RELAXED);
-  if (now <= start || now - start <= interval) return 0;
+  const uint64_t lag = __atomic_load_n(&t->lag_ns, __ATOMIC_RELAXED);
+  // Due by the thread's schedule, which the armed event trails by `lag`.
+  const uint64_t due = interval > lag ? interval - lag : 0;
+  if (now <= start || now - start <= due) return 0;
   return WeighPoissonSample(t, g_state->sampler.period_ns, now);
 }
 

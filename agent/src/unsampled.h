@@ -51,7 +51,8 @@ struct ThreadEnd {
 };
 ThreadEnd MeasureOwnEnd(const ThreadRecord* self);
 // With a perf event: the weight of a sample that came due by `now` (the thread's
-// event count) and was not taken, 0 if none (sample_interval.h). Any thread.
+// event count) and was not taken, 0 if none (sample_interval.h): due by the thread's
+// schedule, which may run ahead of the armed event by the record's lag. Any thread.
 uint64_t DueSampleWeight(const ThreadRecord* t, uint64_t now);
 // Records it (registry lock held): the tail goes to t's counters unless the final
 // flush measured t already.

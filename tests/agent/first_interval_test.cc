@@ -16,14 +16,21 @@ namespace {
 constexpr uint64_t kMean = 1000000;  // 1 ms, the default period
 constexpr int kThreads = 400000;
 
-// Samples a thread that runs `length_ns` gets: the first interval, then the usual ones.
-int SamplesOfAThread(uint64_t* state, uint64_t length_ns) {
+// Samples a thread that runs `length_ns` gets, as the agent takes them: the event armed
+// at ArmedFirstInterval and then at the usual intervals, all trailing the thread's
+// schedule by the first one's lag; and, as the thread ends, the sample that is due by
+// the schedule but not yet by the event (thread_end_sample.h).
+int SamplesOfAThread(uint64_t* state, uint64_t length_ns, uint64_t mean = kMean) {
   int samples = 0;
-  uint64_t at = FirstSampleInterval(state, kMean);
+  const uint64_t due = FirstSampleInterval(state, mean);
+  const uint64_t armed = ArmedFirstInterval(due, mean);
+  const uint64_t lag = armed - due;
+  uint64_t at = armed;
   while (at <= length_ns) {
     ++samples;
-    at += NextSampleInterval(state, kMean);
+    at += NextSampleInterval(state, mean);
   }
+  if (at - lag <= length_ns) ++samples;  // taken at the thread's end
   return samples;
 }
 
@@ -35,8 +42,22 @@ TEST(FirstSampleInterval, EveryLengthGetsItsShareOfSamples) {
     double samples = 0;
     for (int i = 0; i < kThreads; ++i) samples += SamplesOfAThread(&state, length);
     const double expected = static_cast<double>(kThreads) * length / kMean;
-    // Poisson-like counts: sd about sqrt(expected); 5 of them, and the 10 us minimum.
-    EXPECT_NEAR(samples, expected, 5 * std::sqrt(expected) + 0.01 * kThreads * 10000.0 / kMean);
+    // Poisson-like counts: sd about sqrt(expected); 5 of them.
+    EXPECT_NEAR(samples, expected, 5 * std::sqrt(expected));
+  }
+}
+
+// A fixed period at the floor: every first interval below it is armed at the period,
+// and the thread-end sample keeps the count.
+TEST(FirstSampleInterval, AFixedPeriodKeepsItsShareOfSamples) {
+  uint64_t state = SeedSampleIntervals(5, 5);
+  const uint64_t period = MinSampleInterval(50000);
+  for (const uint64_t length : {20000ull, 75000ull, 130000ull}) {
+    SCOPED_TRACE(length);
+    double samples = 0;
+    for (int i = 0; i < kThreads; ++i) samples += SamplesOfAThread(&state, length, period);
+    const double expected = static_cast<double>(kThreads) * length / period;
+    EXPECT_NEAR(samples, expected, 0.005 * expected);  // a uniform phase: a tight count
   }
 }
 
@@ -56,8 +77,23 @@ TEST(FirstSampleInterval, HasTheEquilibriumShape) {
   EXPECT_NEAR(below_floor / kThreads, floor / kMean, 0.003);
   const double b = kMean - floor;
   EXPECT_NEAR(sum / kThreads, (floor * floor + 2 * floor * b + 2 * b * b) / (2 * kMean), 0.01 * kMean);
-  EXPECT_GE(shortest, kMinFirstInterval);
-  EXPECT_LT(shortest, kMinFirstInterval + 1000);
+  EXPECT_LT(shortest, 1000u);  // due at any instant, the first one included
+}
+
+// No interval below the floor is ever armed: one that short, set at a thread's start,
+// let the thread run milliseconds to seconds uncounted (sample_interval.cc).
+TEST(FirstSampleInterval, IsNeverArmedBelowTheFloor) {
+  for (const uint64_t mean : {50000ull, 200000ull, 1000000ull, 10000000ull}) {
+    SCOPED_TRACE(mean);
+    uint64_t state = SeedSampleIntervals(11, mean);
+    const uint64_t floor = MinSampleInterval(mean);
+    for (int i = 0; i < 100000; ++i) {
+      const uint64_t due = FirstSampleInterval(&state, mean);
+      const uint64_t armed = ArmedFirstInterval(due, mean);
+      ASSERT_GE(armed, floor);
+      ASSERT_EQ(armed, due < floor ? floor : due);  // the lag only ever covers the floor
+    }
+  }
 }
 
 TEST(FirstSampleInterval, AFixedPeriodStartsAtAUniformPhase) {
@@ -70,9 +106,8 @@ TEST(FirstSampleInterval, AFixedPeriodStartsAtAUniformPhase) {
     ASSERT_LE(d, period);
     sum += static_cast<double>(d);
   }
-  // Uniform on [0, period], raised to the 10 us minimum: period/2 + min^2 / (2 period).
-  const double min = kMinFirstInterval;
-  EXPECT_NEAR(sum / kThreads, period / 2.0 + min * min / (2.0 * period), 0.005 * period);
+  // Uniform on [0, period].
+  EXPECT_NEAR(sum / kThreads, period / 2.0, 0.005 * period);
 }
 
 }  // namespace

@@ -97,9 +97,14 @@ TEST(ShortThreads, WithAPerfEventTheirTimeIsCharged) {
   std::printf("2000 threads: %.0f samples, work %.1f ms (in their routine %.1f ms) for %.1f ms of CPU in "
               "their routine (%.2f)\n",
               samples, work / 1e6, routine_work / 1e6, run.workers_cpu_ns / 1e6, routine_work / run.workers_cpu_ns);
-  // ~180 ms at a 1 ms mean period: ~180 samples, a standard deviation of ~13 (7%).
-  // Before: about a third (0.30-0.41 of their routine's time in five runs).
-  EXPECT_GE(routine_work, 0.6 * run.workers_cpu_ns) << samples << " samples";
+  // ~180 ms at a 1 ms mean period: ~180 samples, a standard deviation of ~13 (7%), and
+  // the share of them in the routine varies too: 0.65-0.96 of its time in 24 runs,
+  // median 0.85 (the rest lands in the thread's registration and exit, and a sample
+  // due at the thread's end is taken at its outermost frames). Before: about a third
+  // (0.30-0.41 in five runs). A first interval armed below the floor also let some
+  // threads run uncounted for milliseconds to seconds, which inflated their CPU time
+  // (0.02 once in CI).
+  EXPECT_GE(routine_work, 0.5 * run.workers_cpu_ns) << samples << " samples";
   EXPECT_LE(routine_work, 1.6 * run.workers_cpu_ns) << samples << " samples";  // overruns weigh more
   // Nothing came due without being taken (the signal is never blocked here).
   EXPECT_LT(unsampled, 0.05 * run.workers_cpu_ns);
