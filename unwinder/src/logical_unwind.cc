@@ -1,5 +1,6 @@
 // UnwindLogical(): physical cursors spliced across the segments of a cactus stack.
 // The contract is in cilkprof/unwinder/logical.h; the design in docs/UNWINDER.md.
+#include <algorithm>
 #include <atomic>
 
 #include "call_site.h"
@@ -16,7 +17,12 @@ struct WalkState {
   const LogicalRequest* request;
   Frame* frames;
   uint32_t max_frames;
-  volatile uint32_t depth;
+  // Deep stacks (logical.h): frames [0, inner) are stored in order; frame i >= inner
+  // goes to ring slot inner + (i - inner) % ring. Without a ring, inner = max_frames.
+  uint32_t inner;
+  uint32_t ring;
+  uint32_t walk_limit;        // frames walked at most (depth never exceeds it)
+  volatile uint32_t depth;    // frames walked and recorded so far (may exceed max_frames)
   volatile bool partial;
   volatile bool truncated;
   volatile bool unattributed;
@@ -29,12 +35,29 @@ struct WalkState {
   const cilkprof_segment_t* start_at_spawn;
 };
 
+WalkState NewWalkState(const LogicalRequest* request, Frame* frames, uint32_t max_frames) {
+  WalkState state{request, frames, max_frames, max_frames, 0, max_frames, 0, false, false, false, 0, nullptr, nullptr};
+  const uint32_t keep = request->keep_outermost;
+  if (keep > 0 && keep < max_frames) {
+    state.inner = max_frames - keep;
+    state.ring = keep;
+    state.walk_limit = request->max_walk > max_frames ? request->max_walk : max_frames;
+  }
+  return state;
+}
+
+// Where frame i of the walk is stored.
+uint32_t Slot(const WalkState* state, uint32_t i) {
+  return i < state->inner ? i : state->inner + (i - state->inner) % state->ring;
+}
+
 // Same discipline as Record() in unwind.cc: the frame is in memory before depth
 // counts it, and both before the next (possibly faulting) read of the stack.
 void Record(WalkState* state, uintptr_t pc) {
   const uint32_t depth = state->depth;
-  state->frames[depth].pc = pc;
-  state->frames[depth].edge = Edge::kCall;
+  const uint32_t slot = Slot(state, depth);
+  state->frames[slot].pc = pc;
+  state->frames[slot].edge = Edge::kCall;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   state->depth = depth + 1;
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -105,7 +128,7 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
       user_frame_seen = user_frame_seen || !elided;
     }
     if (!elided) {
-      if (state->depth == state->max_frames) {
+      if (state->depth == state->walk_limit) {
         state->truncated = true;
         return SegmentEnd::kTruncated;
       }
@@ -164,7 +187,7 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
     }
     if (end == SegmentEnd::kEntry) {
       if (state->depth > segment_start) {
-        state->frames[state->depth - 1].edge = Edge::kSpawn;
+        state->frames[Slot(state, state->depth - 1)].edge = Edge::kSpawn;
         std::atomic_signal_fence(std::memory_order_seq_cst);
       }
     } else if (request.overhead || end == SegmentEnd::kEnd) {
@@ -173,6 +196,12 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
       // runtime inlines into the user's module (fiber_main). Those frames are the
       // runtime's and the child has no frame of its own yet (or any more): the sample
       // belongs to the spawn. Overhead samples get the same treatment after any stop.
+      // On a deep stack the dropped frames may have overwritten ring slots of frames
+      // before them: those are gone, and the path is partial.
+      if (state->depth > segment_start && segment_start > state->inner) {
+        const uint32_t oldest = segment_start - state->inner > state->ring ? segment_start - state->ring : state->inner;
+        if (oldest + state->ring < state->depth) state->partial = true;
+      }
       state->depth = segment_start;
       std::atomic_signal_fence(std::memory_order_seq_cst);
     } else {
@@ -239,6 +268,27 @@ GuardOutcome WalkFramePointers(WalkState* state) {
   return RunGuarded(GuardedFramePointerWalk, &walk);
 }
 
+// Lays out a deep walk's frames (logical.h): the innermost ones in place, then the
+// outermost `ring` in order, rotated out of the ring. Plain memory: no guard needed.
+void Finish(const WalkState& state, LogicalResult* result) {
+  const uint32_t walked = state.depth;
+  result->walked = walked;
+  result->depth = walked;
+  if (walked <= state.max_frames) return;  // everything fit: slots are in order
+  result->gap = state.inner;
+  if (state.truncated) {
+    // The ring holds frames from the middle, not the outermost: keep the innermost.
+    result->depth = state.inner;
+    result->elided = walked - state.inner;
+    return;
+  }
+  // Ring slot of the oldest kept frame (walked - ring) becomes slot `inner`.
+  Frame* ring = state.frames + state.inner;
+  std::rotate(ring, ring + (walked - state.ring - state.inner) % state.ring, ring + state.ring);
+  result->depth = state.max_frames;
+  result->elided = walked - state.max_frames;
+}
+
 }  // namespace
 
 LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32_t max_frames) {
@@ -248,14 +298,14 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
     result.truncated = request.context != nullptr;
     return result;
   }
-  WalkState state{&request, frames, max_frames, 0, false, false, false, 0, nullptr, nullptr};
+  WalkState state = NewWalkState(&request, frames, max_frames);
   GuardOutcome outcome = request.mode == Mode::kFramePointer ? WalkFramePointers(&state)
                                                              : RunGuarded(GuardedDwarfWalk, &state);
   if (request.mode == Mode::kFramePointer && request.allow_cfi && outcome == GuardOutcome::kFaulted) {
     // The frame-pointer walk read through a value that only looked like a frame record
     // (frameless code's data in rbp, whose "return address" was unmapped). The CFI walk
     // never follows rbp: redo the sample with it, at its cost, rather than lose the path.
-    state = WalkState{&request, frames, max_frames, 0, false, false, false, 0, nullptr, nullptr};
+    state = NewWalkState(&request, frames, max_frames);
     outcome = RunGuarded(GuardedDwarfWalk, &state);
   }
   if (request.overhead && outcome != GuardOutcome::kReentered && !state.truncated &&
@@ -278,7 +328,7 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
                                                     : RunGuarded(GuardedDwarfWalk, &state);
     }
   }
-  result.depth = state.depth;
+  Finish(state, &result);
   result.partial = state.partial || outcome != GuardOutcome::kCompleted;
   result.truncated = state.truncated;
   result.unattributed = state.unattributed && outcome == GuardOutcome::kCompleted;

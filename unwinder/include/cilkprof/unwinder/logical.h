@@ -71,12 +71,28 @@ struct LogicalRequest {
   // libunwind's FDE lookup is unsafe (inside dlclose, docs/UNWINDER.md): the walk then
   // trusts every plausible record, as an unchecked rbp walk does.
   bool allow_cfi = true;
+  // Deep stacks (docs/UNWINDER.md "Deep stacks"). With keep_outermost = K > 0, a walk
+  // that fills the first max_frames - K slots goes on without storing its frames,
+  // keeping only the last K it saw (a ring in the remaining slots), until the stack
+  // ends or max_walk frames have been walked in all: the sample keeps its innermost
+  // and its outermost frames, with the middle elided (LogicalResult::elided). 0: the
+  // walk stops at max_frames, as a plain truncation. Ignored unless K < max_frames;
+  // max_walk below max_frames counts as max_frames.
+  uint32_t keep_outermost = 0;
+  uint32_t max_walk = 0;
 };
 
 struct LogicalResult {
   uint32_t depth = 0;
   bool partial = false;       // the walk stopped early (fault, bad frame, lost segment)
-  bool truncated = false;     // max_frames was reached
+  bool truncated = false;     // the walk's bound was reached (max_frames, or max_walk)
+  // Deep stacks: `elided` frames were walked but not kept. They sat between frames[gap
+  // - 1] (the outermost innermost-kept frame) and frames[gap] (the innermost of the
+  // outermost kept ones, when gap < depth). A truncated deep walk has gap == depth:
+  // only its innermost frames are kept, and the elided count is a lower bound.
+  uint32_t elided = 0;
+  uint32_t gap = 0;           // meaningful when elided > 0
+  uint32_t walked = 0;        // frames the walk recorded in all (kept + elided)
   bool unattributed = false;  // overhead with no logical context (scheduler code only)
   uint32_t segments = 0;      // segments spliced (0: no segment involved)
 };
