@@ -165,9 +165,11 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
         bool same_parent = false;
         if (auto f = fresh.find(node.id()); f != fresh.end()) {
           same_parent = f->second == node.parent();
-        } else if (node.parent() == 0 || fresh.count(node.parent()) == 0) {
-          const uint32_t merged_parent = node.parent() == 0 ? 0 : state->node_map.at(node.parent());
-          same_parent = nodes_[state->node_map.at(node.id())].parent == merged_parent;
+        } else if (node.parent() == 0) {
+          same_parent = nodes_[state->node_map.at(node.id())].parent == 0;
+        } else if (auto p = state->node_map.find(node.parent()); p != state->node_map.end()) {
+          // A parent new in this Delta or never declared cannot be the first one.
+          same_parent = nodes_[state->node_map.at(node.id())].parent == p->second;
         }
         if (!same_parent) {
           return Status::Error(fmt::format("{} defines node {} twice, with different parents", ThreadName(thread),

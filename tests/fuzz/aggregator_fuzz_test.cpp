@@ -2,9 +2,11 @@
 // mutated streams through FrameDecoder + Session, and hostile connections against a
 // live server while a well-formed agent streams its profile. Seeded: every run
 // exercises the same cases, and a failure names its case.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include <fstream>
 #include <thread>
 
 #include "cilkprof/aggregator/output_naming.h"
@@ -12,6 +14,7 @@
 #include "cilkprof/aggregator/server.h"
 #include "cilkprof/aggregator/session.h"
 #include "fake_agent.h"
+#include "fuzz_harness.h"
 #include "profile_paths.h"
 #include "stream_mutator.h"
 #include "temp_dir.h"
@@ -161,6 +164,29 @@ TEST(AggregatorFuzzTest, LiveServerKeepsTheRealProfileUnderHostileConnections) {
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*read, ExpectedProfile(real)));
   EXPECT_EQ(read->process().end_reason(), "exit");
   EXPECT_EQ(read->totals().connections_dropped(), 0u);
+}
+
+// The crashes the libFuzzer targets found (docs/FUZZING.md, "Crashes found"), each
+// pinned by the case that shows it. Their inputs are in the corpora too
+// (corpus/<target>/regression-*), where fuzz_corpus_replay_test runs them.
+
+TEST(SessionCrashes, ANodeDeclaredAgainUnderAnUnknownParentIsRefused) {
+  // Declaring a node again is allowed under its first parent (spills re-declare);
+  // under a parent never declared, Apply threw std::out_of_range, which stopped the
+  // daemon's I/O thread and with it every connection.
+  Session session;
+  ASSERT_TRUE(session.Apply(Hello(1)).ok());
+  wire::AgentMessage first;
+  AddModule(first.mutable_delta(), 1, "/bin/x");
+  AddNode(AddThread(first.mutable_delta(), 10, 0), 1, 0, 1, 0x10);
+  ASSERT_TRUE(session.Apply(first).ok());
+  wire::AgentMessage again;
+  AddNode(AddThread(again.mutable_delta(), 10, 0), 1, 7, 1, 0x10);
+  Status status;
+  EXPECT_NO_THROW(status = session.Apply(again));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("defines node 1 twice, with different parents"));
+  // The same bytes on the wire: refused, the first Delta kept.
+  EXPECT_EQ(fuzzing::CheckWireStream(Frames({Hello(1), first, again})), "");
 }
 
 }  // namespace
