@@ -12,6 +12,7 @@
 #include <limits>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "cilkprof/aggregator/profile_io.h"
 
@@ -94,8 +95,13 @@ Status ValidateIndices(const profile::Profile& p) {
   return Status::Ok();
 }
 
+constexpr uint32_t kNodesField = 6;  // Profile.nodes
+
 // The top-level fields of a serialized message, without parsing them: each one's
-// number and its bytes (tag included). False on malformed wire data.
+// number and its bytes (tag included). False on malformed wire data, and on any
+// encoding protobuf's parser might split otherwise: groups, wire types 3, 4, 6 and 7,
+// tags and lengths not in their shortest form or beyond 32 bits. Cilkprof never
+// writes those; the streaming reader leaves such a file to the whole-file decoder.
 class FieldScanner {
  public:
   explicit FieldScanner(std::string_view bytes) : bytes_(bytes) {}
@@ -103,8 +109,9 @@ class FieldScanner {
   bool Next(uint32_t* number, std::string_view* field, std::string_view* body) {
     const size_t start = at_;
     uint64_t tag = 0;
-    if (!Varint(&tag)) return false;
+    if (!ShortVarint(&tag, std::numeric_limits<uint32_t>::max())) return false;
     *number = static_cast<uint32_t>(tag >> 3);
+    wire_type_ = static_cast<uint32_t>(tag & 7);
     uint64_t skip = 0;
     switch (tag & 7) {
       case 0: {
@@ -115,7 +122,7 @@ class FieldScanner {
       case 1: skip = 8; break;
       case 5: skip = 4; break;
       case 2:
-        if (!Varint(&skip)) return false;
+        if (!ShortVarint(&skip, std::numeric_limits<int32_t>::max())) return false;
         break;
       default:
         return false;  // groups and unknown wire types: not in this format
@@ -127,6 +134,9 @@ class FieldScanner {
     return *number != 0;
   }
   bool done() const { return at_ == bytes_.size(); }
+  // A node is field 6 with the wire type of a message: protobuf keeps field 6 of any
+  // other wire type as an unknown field of the profile, and so must this reader.
+  bool AtNode(uint32_t number) const { return number == kNodesField && wire_type_ == 2; }
 
  private:
   bool Varint(uint64_t* value) {
@@ -138,11 +148,17 @@ class FieldScanner {
     }
     return false;
   }
+  // A tag or a length: at most `max`, in its shortest form (a last byte of 0 is a
+  // longer form, except for the value 0 itself).
+  bool ShortVarint(uint64_t* value, uint64_t max) {
+    const size_t start = at_;
+    if (!Varint(value) || *value > max) return false;
+    return at_ - start == 1 || bytes_[at_ - 1] != 0;
+  }
   std::string_view bytes_;
   size_t at_ = 0;
+  uint32_t wire_type_ = 0;
 };
-
-constexpr uint32_t kNodesField = 6;  // Profile.nodes
 
 }  // namespace
 
@@ -327,6 +343,16 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
   if (!checked.ok()) return checked.status();
   const std::string_view payload = *checked;
 
+  // A payload the scanner cannot split as protobuf would (FieldScanner) is decoded
+  // whole, with DecodeProfileFile's verdict; Cilkprof never writes one.
+  auto decode_whole = [&]() -> Result<profile::Profile> {
+    auto whole = DecodeProfileFile(path, file->bytes());
+    if (!whole.ok()) return whole.status();
+    for (int i = 0; i < whole->nodes_size(); ++i) on_node(static_cast<uint32_t>(i), whole->nodes(i));
+    whole->clear_nodes();
+    return whole;
+  };
+
   // Pass 1: every field but the nodes makes up the profile (tables come in any order).
   std::string tables;
   size_t node_count = 0;
@@ -335,8 +361,8 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
     uint32_t number = 0;
     std::string_view field, body;
     while (!scan.done()) {
-      if (!scan.Next(&number, &field, &body)) return Status::Error(UnparsableMessage(path));
-      if (number == kNodesField) {
+      if (!scan.Next(&number, &field, &body)) return decode_whole();
+      if (scan.AtNode(number)) {
         ++node_count;
       } else {
         tables.append(field);
@@ -350,13 +376,43 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
     return Status::Error(UnparsableMessage(path));
   }
   tables = {};
+  // Parsed alone, a node is one level less deep than inside the profile. Protobuf's
+  // recursion limit can tell the difference only through groups, which land in a
+  // node's unknown fields (Cilkprof writes none): when a node has any, the whole-file
+  // decoder's verdict counts (asked once).
+  std::optional<Status> whole_verdict;
+  auto refused_whole = [&](const profile::Node& node) {
+    if (node.GetReflection()->GetUnknownFields(node).empty()) return false;
+    if (!whole_verdict) whole_verdict = DecodeProfileFile(path, file->bytes()).status();
+    return !whole_verdict->ok();
+  };
+  // DecodeProfileFile parses every node before it checks anything, so an unparsable
+  // node outranks every other error. This reader meets the other errors before it has
+  // parsed the nodes after them: before reporting one, it parses those nodes (on this
+  // error path only: a good file's nodes are parsed once).
+  auto unless_a_node_is_unparsable = [&](Status status) {
+    FieldScanner scan(payload);
+    uint32_t number = 0;
+    std::string_view field, body;
+    profile::Node node;
+    while (!scan.done()) {
+      scan.Next(&number, &field, &body);  // pass 1 read the same bytes
+      if (!scan.AtNode(number)) continue;
+      if (!node.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+        return Status::Error(UnparsableMessage(path));
+      }
+      if (refused_whole(node)) return *whole_verdict;
+    }
+    return status;
+  };
   if (profile.format_version() != version) {
-    return error(fmt::format(
+    return unless_a_node_is_unparsable(error(fmt::format(
         "the header says format version {} but the payload says {}; the file is damaged; {}",
-        version, profile.format_version(), kRerecord));
+        version, profile.format_version(), kRerecord)));
   }
   auto damaged = [&](const Status& status) {
-    return error(fmt::format("inconsistent profile: {}; the file is damaged; {}", status.message(), kRerecord));
+    return unless_a_node_is_unparsable(error(fmt::format(
+        "inconsistent profile: {}; the file is damaged; {}", status.message(), kRerecord)));
   };
   if (Status status = ValidateTables(profile, node_count); !status.ok()) return damaged(status);
 
@@ -368,10 +424,11 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
   int index = 0;
   while (!scan.done()) {
     scan.Next(&number, &field, &body);  // pass 1 read the same bytes
-    if (number != kNodesField) continue;
+    if (!scan.AtNode(number)) continue;
     if (!node.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
       return Status::Error(UnparsableMessage(path));
     }
+    if (refused_whole(node)) return *whole_verdict;
     if (Status status = ValidateNode(profile, index, node); !status.ok()) return damaged(status);
     on_node(static_cast<uint32_t>(index), node);
     ++index;

@@ -189,5 +189,92 @@ TEST(SessionCrashes, ANodeDeclaredAgainUnderAnUnknownParentIsRefused) {
   EXPECT_EQ(fuzzing::CheckWireStream(Frames({Hello(1), first, again})), "");
 }
 
+// A profile file of `payload`, with a right header.
+std::string ProfileFileOf(const std::string& payload) {
+  std::string file("CILKPROF");
+  auto put = [&](uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) file.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  };
+  put(kProfileFormatVersion, 4);
+  put(payload.size(), 8);
+  put(Fnv1a64(payload), 8);
+  return file + payload;
+}
+
+// What the whole-file reader and the streaming reader say of `file`.
+std::pair<Status, Status> ReadBothWays(const std::string& file) {
+  TempDir dir;
+  const std::string path = dir.File("read.cilkprof");
+  std::ofstream(path, std::ios::binary) << file;
+  const auto whole = ReadProfileFile(path);
+  const auto streamed = ReadProfileFile(path, [](uint32_t, const profile::Node&) {});
+  return {whole.status(), streamed.status()};
+}
+
+std::string SamplePayload() {
+  std::string payload;
+  ExpectedProfile(SyntheticAgentStream(1, 1, 3, 2)).SerializeToString(&payload);
+  return payload;
+}
+
+// Profile.nodes (field 6) holding bytes that do not parse as a Node: a tag cut short.
+const std::string kUnparsableNode("\x32\x02\xff\xff", 4);
+
+TEST(ProfileReaderCrashes, AnUnparsableNodeBeatsABrokenTableInBothReaders) {
+  profile::Profile broken = ExpectedProfile(SyntheticAgentStream(1, 1, 3, 2));
+  broken.mutable_locations(1)->set_module(99);
+  std::string payload;
+  broken.SerializeToString(&payload);
+  const auto [whole, streamed] = ReadBothWays(ProfileFileOf(payload + kUnparsableNode));
+  EXPECT_THAT(whole.message(), ::testing::HasSubstr("does not parse as a profile"));
+  EXPECT_EQ(streamed.message(), whole.message());
+}
+
+TEST(ProfileReaderCrashes, AnUnparsableNodeBeatsAnEarlierBrokenNodeInBothReaders) {
+  profile::Profile broken = ExpectedProfile(SyntheticAgentStream(1, 1, 3, 2));
+  broken.mutable_nodes(1)->set_location(1000);
+  std::string payload;
+  broken.SerializeToString(&payload);
+  const auto [whole, streamed] = ReadBothWays(ProfileFileOf(payload + kUnparsableNode));
+  EXPECT_THAT(whole.message(), ::testing::HasSubstr("does not parse as a profile"));
+  EXPECT_EQ(streamed.message(), whole.message());
+}
+
+TEST(ProfileReaderCrashes, ANodesTagOfAnotherWireTypeIsNoNodeInEitherReader) {
+  // Field 6 (Profile.nodes) as a fixed64: protobuf keeps it as an unknown field.
+  const std::string not_a_node = std::string("\x31", 1) + std::string(8, '\0');
+  const std::string file = ProfileFileOf(SamplePayload() + not_a_node);
+  const auto [whole, streamed] = ReadBothWays(file);
+  EXPECT_TRUE(whole.ok()) << whole.message();
+  EXPECT_EQ(streamed.message(), whole.message());
+  EXPECT_EQ(fuzzing::CheckProfileReader(file), "");
+}
+
+TEST(ProfileReaderCrashes, EncodingsOnlyProtobufKnowsAreReadAsProtobufReadsThem) {
+  // Each appended to a good payload; protobuf's parser, which the whole-file reader
+  // uses, accepts some and refuses others, and the streaming reader must agree.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"an unknown group (field 14)", std::string("\x73\x08\x01\x74", 4)},
+      {"nested unknown groups", std::string("\x73\x7b\x7c\x74", 4)},
+      {"an unterminated group", std::string("\x73\x08\x01", 3)},
+      {"a group ended by another number", std::string("\x73\x7c", 2)},
+      {"an end of group at the top", std::string("\x74", 1)},
+      {"a node tag in 2 bytes", std::string("\xb2\x00\x00", 3)},
+      {"a node length in 2 bytes", std::string("\x32\x80\x00", 3)},
+      {"a tag above 32 bits", std::string("\x88\x80\x80\x80\x10\x01", 6)},
+      {"a group inside a node", std::string("\x32\x02\x73\x74", 4)},
+      // Inside the profile one level deeper than alone: past protobuf's limit of 100.
+      {"100 nested groups inside a node",
+       "\x32\xc8\x01" + std::string(100, '\x73') + std::string(100, '\x74')},
+  };
+  for (const auto& [what, bytes] : cases) {
+    SCOPED_TRACE(what);
+    const std::string file = ProfileFileOf(SamplePayload() + bytes);
+    const auto [whole, streamed] = ReadBothWays(file);
+    EXPECT_EQ(streamed.message(), whole.message());
+    EXPECT_EQ(fuzzing::CheckProfileReader(file), "");
+  }
+}
+
 }  // namespace
 }  // namespace cilkprof::aggregator
