@@ -4,7 +4,10 @@
 #      programs), fuzz smoke tests;
 #   2. AddressSanitizer and UndefinedBehaviorSanitizer builds of the tools, the runtime
 #      and their unit tests;
-#   3. ThreadSanitizer on the runtime and the aggregator.
+#   3. ThreadSanitizer on the runtime and the aggregator;
+#   4. the libFuzzer targets (clang-14, ASan + UBSan), each run from its seed corpus
+#      for a fixed number of inputs and a fixed seed (docs/FUZZING.md): a crash,
+#      a leak, a sanitizer report or a broken oracle fails the run.
 # Usage: scripts/test.sh [--quick]   (--quick: the default build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,5 +60,6 @@ if [ "$quick" -eq 0 ]; then
     echo "    Add their test directory (<dir>/all) to the targets of build preset 'tsan' in CMakePresets.json."
     exit 1
   fi
+  run_preset fuzz
 fi
 echo "=== all test suites passed"
