@@ -38,7 +38,20 @@ unwinder::LogicalResult Unwind(ThreadRecord* t, const ucontext_t* context, unwin
   request.probe_frameless_leaf = !synchronous;
   // Inside dlclose the loader edits its module list: no libunwind (docs/UNWINDER.md).
   request.allow_cfi = tls_in_loader == 0;
+  request.keep_outermost = kKeepOutermost;
+  request.max_walk = kMaxWalkFrames;
   return unwinder::UnwindLogical(request, t->frames, kMaxFrames);
+}
+
+// Where the elided-frames node goes in the sample's path (cct.h), or kNoGap.
+uint32_t GapOf(const unwinder::LogicalResult& r) { return r.elided > 0 ? r.gap : kNoGap; }
+
+void CountDeepStack(SampleCounters* counters, const unwinder::LogicalResult& r) {
+  if (r.elided == 0) return;
+  CounterAdd(&counters->deep_stacks, 1);
+  CounterAdd(&counters->deep_stack_frames_elided, r.elided);
+  const uint64_t deepest = CounterRead(&counters->deepest_stack);
+  if (r.walked > deepest) CounterAdd(&counters->deepest_stack, r.walked - deepest);
 }
 
 }  // namespace
@@ -56,7 +69,7 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
   const bool overhead = view.state == CILKPROF_STATE_OVERHEAD;
   const bool unattributed = overhead && r.unattributed;
   const bool partial = !unattributed && (r.partial || r.truncated || r.depth == 0);
-  const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial, unattributed);
+  const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial, unattributed, GapOf(r));
   if (node == kNoNode) {
     CounterAdd(&counters->dropped_no_memory, 1);
     return;
@@ -68,6 +81,7 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
   }
   CounterAdd(&counters->samples, 1);
   if (partial) CounterAdd(&counters->partial_unwinds, 1);
+  CountDeepStack(counters, r);
   CounterAdd(&counters->cpu_ns, weight);
   if (overhead) CounterAdd(&counters->overhead_samples, 1);
   if (unattributed) CounterAdd(&counters->unattributed_overhead, 1);
@@ -78,7 +92,7 @@ void TakeProbe(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode) 
   view.state = CILKPROF_STATE_WORKING;  // the probe is user code by definition
   const unwinder::LogicalResult r = Unwind(t, context, mode, view, /*synchronous=*/true);
   const bool partial = r.partial || r.truncated || r.depth == 0;
-  const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial);
+  const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial, /*empty_is_root=*/false, GapOf(r));
   if (node == kNoNode) {
     CounterAdd(&t->counters.dropped_no_memory, 1);
     return;

@@ -180,12 +180,16 @@ void ThreadCct::UnmapOldIndexFrom(uint32_t first) {
 }
 
 uint32_t InsertPath(ThreadCct* cct, const unwinder::Frame* frames, uint32_t depth, bool partial,
-                    bool empty_is_root) {
+                    bool empty_is_root, uint32_t gap) {
   uint32_t node = kRootNode;
   if (partial || (depth == 0 && !empty_is_root)) {
     node = cct->FindOrInsertChild(kRootNode, 0, NodeKind::kPartialUnwind, 0);
   }
   for (uint32_t i = depth; i > 0 && node != kNoNode; --i) {
+    if (i == gap) {
+      node = cct->FindOrInsertChild(node, 0, NodeKind::kElided, 0);
+      if (node == kNoNode) break;
+    }
     node = cct->FindOrInsertChild(node, frames[i - 1].pc, NodeKind::kPc,
                                   static_cast<uint8_t>(frames[i - 1].edge));
   }

@@ -43,7 +43,10 @@ inline constexpr uint32_t kNoNode = 0xffffffffu;
 inline constexpr uint32_t kRootNode = 0;
 inline constexpr uint32_t kChunkNodes = 4096;
 
-enum class NodeKind : uint8_t { kPc = 0, kPartialUnwind = 1 };
+// kElided: the middle of a stack deeper than the frame buffer (docs/UNWINDER.md "Deep
+// stacks"); its parent is the outermost kept part, its children the innermost. One
+// node per parent, whatever the number of frames elided (counted in SampleCounters).
+enum class NodeKind : uint8_t { kPc = 0, kPartialUnwind = 1, kElided = 2 };
 
 // One CCT node. Metrics are not in it: they live in columnar arrays indexed by node id
 // so that adding a metric never changes this layout.
@@ -71,6 +74,13 @@ struct SampleCounters {
   uint64_t unattributed_overhead = 0;  // of those, recorded at the root (no context)
   uint64_t probe_samples = 0;          // cilkprof_probe(); metric `probe` only
   uint64_t probe_partial = 0;          // of those, with a partial path
+  // Deep stacks (docs/UNWINDER.md): samples with frames elided in the middle (in the
+  // tree under a kElided node; those deeper than the walk's bound also under the
+  // partial-unwind marker), the frames elided in all, and the deepest stack walked
+  // (a maximum, which only grows: its increments add up to it like any counter's).
+  uint64_t deep_stacks = 0;
+  uint64_t deep_stack_frames_elided = 0;
+  uint64_t deepest_stack = 0;
   // Unsampled time (unsampled.h): written once, when the thread ends or at the final
   // flush, under the registry lock; never by the handler.
   uint64_t unsampled_ns = 0;    // the thread's clock after its last sample
@@ -170,8 +180,12 @@ class ThreadCct {
 // is false); returns the leaf, or kNoNode when the tree is full (nothing is counted).
 // `empty_is_root`: a path without frames is the root itself (overhead samples with no
 // logical context). Owner only, async-signal-safe.
+// `gap` (deep stacks, unwinder::LogicalResult): when below kNoGap, an elided-frames
+// node goes between frames[gap] (or the marker/root, when gap == depth) and
+// frames[gap - 1].
+inline constexpr uint32_t kNoGap = 0xffffffffu;
 uint32_t InsertPath(ThreadCct* cct, const unwinder::Frame* frames, uint32_t depth, bool partial,
-                    bool empty_is_root = false);
+                    bool empty_is_root = false, uint32_t gap = kNoGap);
 
 // Inserts one sample: the path of `frames` (innermost first, as Unwind returns them)
 // from the root, under the partial-unwind marker when `partial` (or when no frame was

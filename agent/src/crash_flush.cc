@@ -178,7 +178,8 @@ class CrashFrames {
                                c.dropped_no_memory, c.cpu_ns,          c.idle_samples,
                                c.idle_ns,          c.overhead_samples, c.unattributed_overhead,
                                c.probe_samples,    c.probe_partial,   c.unsampled_ns,
-                               c.signal_blocked};
+                               c.signal_blocked,   c.deep_stacks,     c.deep_stack_frames_elided,
+                               c.deepest_stack};
     for (uint32_t f = 0; f < sizeof fields / sizeof fields[0]; ++f) Varint(f + 1, fields[f]);
     Close(slot);
   }
@@ -307,6 +308,9 @@ ThreadCountersMsg CounterIncrements(const SampleCounters& live, const SampleCoun
   c.probe_partial = Minus(CounterRead(&live.probe_partial), r.probe_partial);
   c.unsampled_ns = Minus(CounterRead(&live.unsampled_ns), r.unsampled_ns);
   c.signal_blocked = Minus(CounterRead(&live.signal_blocked), r.signal_blocked);
+  c.deep_stacks = Minus(CounterRead(&live.deep_stacks), r.deep_stacks);
+  c.deep_stack_frames_elided = Minus(CounterRead(&live.deep_stack_frames_elided), r.deep_stack_frames_elided);
+  c.deepest_stack = Minus(CounterRead(&live.deepest_stack), r.deepest_stack);
   return c;
 }
 

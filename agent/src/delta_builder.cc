@@ -22,6 +22,8 @@ NewNodeMsg Declaration(const ThreadCct& cct, uint32_t id, PcResolver* resolver) 
   msg.edge = static_cast<WireEdge>(n.edge);
   if (n.kind == NodeKind::kPartialUnwind) {
     msg.kind = WireFrameKind::kPartialUnwind;
+  } else if (n.kind == NodeKind::kElided) {
+    msg.kind = WireFrameKind::kElided;
   } else {
     const ResolvedPc where = resolver->Resolve(n.pc);
     msg.module_id = where.module_id;
@@ -89,6 +91,10 @@ bool ThreadDeltaBuilder::Build(const ThreadCct& cct, const SampleCounters& count
     out->counters.unsampled_ns = TakeIncrement(&counters.unsampled_ns, &shadow_counters_.unsampled_ns);
     out->counters.signal_blocked =
         TakeIncrement(&counters.signal_blocked, &shadow_counters_.signal_blocked);
+    out->counters.deep_stacks = TakeIncrement(&counters.deep_stacks, &shadow_counters_.deep_stacks);
+    out->counters.deep_stack_frames_elided =
+        TakeIncrement(&counters.deep_stack_frames_elided, &shadow_counters_.deep_stack_frames_elided);
+    out->counters.deepest_stack = TakeIncrement(&counters.deepest_stack, &shadow_counters_.deepest_stack);
   }
   return nodes_sent_ == count && metric_cursor_ >= nodes_sent_;
 }

@@ -26,6 +26,9 @@ ThreadCountersMsg CountersMsg(const SampleCounters& c) {
   m.probe_partial = CounterRead(&c.probe_partial);
   m.unsampled_ns = CounterRead(&c.unsampled_ns);
   m.signal_blocked = CounterRead(&c.signal_blocked);
+  m.deep_stacks = CounterRead(&c.deep_stacks);
+  m.deep_stack_frames_elided = CounterRead(&c.deep_stack_frames_elided);
+  m.deepest_stack = CounterRead(&c.deepest_stack);
   return m;
 }
 
@@ -99,7 +102,9 @@ void RetiredThreads::AppendSnapshot(DeltaMsg* delta, size_t* delta_bytes, size_t
       NewNodeMsg node;
       node.id = static_cast<uint32_t>(id);
       node.parent = n.parent;
-      node.kind = n.kind == NodeKind::kPartialUnwind ? WireFrameKind::kPartialUnwind : WireFrameKind::kPc;
+      node.kind = n.kind == NodeKind::kPartialUnwind ? WireFrameKind::kPartialUnwind
+                  : n.kind == NodeKind::kElided      ? WireFrameKind::kElided
+                                                     : WireFrameKind::kPc;
       node.module_id = n.module_id;
       node.offset = n.offset;
       node.edge = static_cast<WireEdge>(n.edge);

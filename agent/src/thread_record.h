@@ -23,6 +23,12 @@
 namespace cilkprof::agent {
 
 inline constexpr uint32_t kMaxFrames = 512;
+// Deep stacks (docs/UNWINDER.md "Deep stacks"): a sample deeper than kMaxFrames keeps
+// its innermost kMaxFrames - kKeepOutermost frames and its outermost kKeepOutermost,
+// with the middle elided; a handler walks at most kMaxWalkFrames frames (then the
+// sample keeps only its innermost frames, under the partial-unwind marker).
+inline constexpr uint32_t kKeepOutermost = 64;
+inline constexpr uint32_t kMaxWalkFrames = 1u << 16;
 
 struct ThreadRecord {
   pid_t tid = 0;

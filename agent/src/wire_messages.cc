@@ -73,6 +73,9 @@ void WriteCounters(const ThreadCountersMsg& c, ProtoWriter* w) {
   w->Varint(11, c.probe_partial);
   w->Varint(12, c.unsampled_ns);
   w->Varint(13, c.signal_blocked);
+  w->Varint(14, c.deep_stacks);
+  w->Varint(15, c.deep_stack_frames_elided);
+  w->Varint(16, c.deepest_stack);
 }
 
 void WriteThreadDelta(const ThreadDeltaMsg& t, ProtoWriter* w) {

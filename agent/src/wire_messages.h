@@ -13,7 +13,7 @@ namespace cilkprof::agent {
 inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr size_t kMaxFrameBytes = 64u << 20;  // the aggregator's limit
 
-enum class WireFrameKind : uint32_t { kPc = 0, kPartialUnwind = 1 };
+enum class WireFrameKind : uint32_t { kPc = 0, kPartialUnwind = 1, kElided = 2 };
 enum class WireEdge : uint32_t { kCall = 0, kSpawn = 1 };
 
 struct MetricDescriptorMsg {
@@ -62,11 +62,13 @@ struct ThreadCountersMsg {
   uint64_t idle_samples = 0, idle_ns = 0, overhead_samples = 0, unattributed_overhead = 0,
            probe_samples = 0, probe_partial = 0;
   uint64_t unsampled_ns = 0, signal_blocked = 0;
+  uint64_t deep_stacks = 0, deep_stack_frames_elided = 0, deepest_stack = 0;
   bool IsZero() const {
     return samples == 0 && partial_unwinds == 0 && dropped_reentrant == 0 &&
            dropped_no_memory == 0 && cpu_ns == 0 && idle_samples == 0 && idle_ns == 0 &&
            overhead_samples == 0 && unattributed_overhead == 0 && probe_samples == 0 &&
-           probe_partial == 0 && unsampled_ns == 0 && signal_blocked == 0;
+           probe_partial == 0 && unsampled_ns == 0 && signal_blocked == 0 && deep_stacks == 0 &&
+           deep_stack_frames_elided == 0 && deepest_stack == 0;
   }
 };
 

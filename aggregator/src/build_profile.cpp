@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <vector>
 
 #include "cilkprof/aggregator/profile_io.h"
 #include "cilkprof/aggregator/session.h"
@@ -57,6 +58,34 @@ struct UnsampledTime {
     }
   }
 };
+
+// Totals.deep_stack_samples and deep_stack_truncated, from the tree: the samples of
+// every node at or under a FRAME_ELIDED node (parents come before children).
+void CountDeepStacks(const profile::Profile& profile, profile::Totals* totals) {
+  enum : uint8_t { kNone = 0, kElided = 1, kUnderPartial = 2 };
+  int samples_metric = -1;
+  for (int m = 0; m < profile.metrics_size(); ++m) {
+    if (profile.metrics(m).name() == "samples") samples_metric = m;
+  }
+  if (samples_metric < 0) return;
+  const int count = profile.nodes_size();
+  std::vector<uint8_t> state(static_cast<size_t>(count), kNone);
+  uint64_t deep = 0, truncated = 0;
+  for (int i = 1; i < count; ++i) {
+    const profile::Node& node = profile.nodes(i);
+    const uint32_t parent = node.parent() < static_cast<uint32_t>(i) ? node.parent() : 0;
+    uint8_t s = state[parent];
+    if (node.kind() == wire::FRAME_PARTIAL_UNWIND) s |= kUnderPartial;
+    if (node.kind() == wire::FRAME_ELIDED) s |= kElided;
+    state[static_cast<size_t>(i)] = s;
+    if ((s & kElided) == 0 || node.exclusive_size() <= samples_metric) continue;
+    const auto samples = static_cast<uint64_t>(node.exclusive(samples_metric));
+    deep += samples;
+    if ((s & kUnderPartial) != 0) truncated += samples;
+  }
+  totals->set_deep_stack_samples(deep);
+  totals->set_deep_stack_truncated(truncated);
+}
 
 std::string Duration(uint64_t ns) {
   if (ns >= 1000000000) return fmt::format("{:.2f} s", ns / 1e9);
@@ -192,6 +221,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     }
     n->set_location(it->second);
   }
+  CountDeepStacks(out, out.mutable_totals());
   workspan_.Build(symbols, &out);  // the work/span call sites share the locations
   for (std::string& warning : symbols.Warnings()) process->add_warnings(std::move(warning));
 
@@ -216,6 +246,9 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     totals->set_probe_samples(totals->probe_samples() + state.counters.probe_samples());
     totals->set_probe_partial(totals->probe_partial() + state.counters.probe_partial());
     unsampled.Add(state.counters);
+    totals->set_deep_stack_frames_elided(totals->deep_stack_frames_elided() +
+                                         state.counters.deep_stack_frames_elided());
+    totals->set_deepest_stack(std::max(totals->deepest_stack(), state.counters.deepest_stack()));
   }
   totals->set_connections_dropped(drop_reasons_.empty() ? 0 : 1);
   totals->set_unsampled_ns(unsampled.unsampled_ns);

@@ -115,6 +115,7 @@ RowTree BuildTopDown(const profile::Profile& profile, const ProfileNodes& nodes,
     return out;
   };
   const FrameLabel partial{labels.Intern(RowKind::kPartialUnwind, kPartialUnwindName, "", 0, ""), false};
+  const FrameLabel elided{labels.Intern(RowKind::kElidedFrames, kElidedFramesName, "", 0, ""), false};
   const FrameLabel unknown{labels.Intern(RowKind::kContext, "??", "", 0, ""), false};
 
   // The call sites of each address node go to the row of its outermost frame (for a
@@ -130,6 +131,8 @@ RowTree BuildTopDown(const profile::Profile& profile, const ProfileNodes& nodes,
     size_t count = 1;
     if (nodes.partial_unwind(i)) {
       first = &partial;
+    } else if (nodes.elided_frames(i)) {
+      first = &elided;
     } else if (frames.Valid(nodes.location(i))) {
       const auto& chain = labels_of(nodes.location(i));
       first = chain.data();
@@ -205,7 +208,7 @@ RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, co
   LocationFrames frames(profile, options.inline_mode);
   // The rows of every frame of a location, outermost first; computed once per location.
   std::vector<std::vector<uint32_t>> location_rows(static_cast<size_t>(std::max(profile.locations_size(), 1)));
-  std::vector<uint32_t> partial_rows, unknown_rows;
+  std::vector<uint32_t> partial_rows, elided_rows, unknown_rows;
   auto rows_of_node = [&](size_t n) -> const std::vector<uint32_t>& {
     const auto node = static_cast<uint32_t>(n);
     if (nodes.partial_unwind(node)) {
@@ -214,6 +217,14 @@ RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, co
                                                  Edge::kCall, false));
       }
       return partial_rows;
+    }
+    if (nodes.elided_frames(node)) {
+      // One top-level row, like the partial-unwind marker's: no module, file or line.
+      if (elided_rows.empty()) {
+        elided_rows.push_back(builder.FindOrAdd(0, labels.Intern(RowKind::kElidedFrames, kElidedFramesName, "", 0, ""),
+                                                Edge::kCall, false));
+      }
+      return elided_rows;
     }
     if (!frames.Valid(nodes.location(node))) {
       if (unknown_rows.empty()) {

@@ -9,7 +9,8 @@ namespace cilkprof::views {
 namespace {
 
 bool IsFunctionKind(RowKind kind) {
-  return kind == RowKind::kContext || kind == RowKind::kFunction || kind == RowKind::kPartialUnwind;
+  return kind == RowKind::kContext || kind == RowKind::kFunction || kind == RowKind::kPartialUnwind ||
+         kind == RowKind::kElidedFrames;
 }
 
 std::string Lowercase(std::string text) {

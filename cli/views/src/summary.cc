@@ -127,6 +127,29 @@ std::string IdleWorkersLine(const BlameSummary& b) {
   return text;
 }
 
+// The cause (deep recursion), what the profile shows of those stacks and what it
+// cannot, and where to look instead. The agent's limits are in docs/UNWINDER.md.
+std::string DeepStackWarning(const ProfileSummary& s) {
+  const double share = s.samples > 0 ? static_cast<double>(s.deep_stack_samples) / static_cast<double>(s.samples) : 0;
+  std::string text = std::to_string(s.deep_stack_samples) + " samples (" + Percent(share, 1) +
+                     ") were taken in stacks deeper than the agent keeps (deep recursion";
+  if (s.deepest_stack > 0) text += "; the deepest walked " + std::to_string(s.deepest_stack) + " frames";
+  text += "): each keeps its innermost and outermost frames, and the frames in between";
+  if (s.deep_stack_frames_elided > 0 && s.deep_stack_samples > 0) {
+    text += " (" + std::to_string(s.deep_stack_frames_elided / s.deep_stack_samples) + " per sample on average)";
+  }
+  text += std::string(" are elided and shown as one ") + kElidedFramesName +
+          " node; self time and the outermost callers are exact, inclusive time of the elided "
+          "recursion levels is not; the bottom-up view shows who calls the innermost functions";
+  if (s.deep_stack_truncated > 0) {
+    text += "; " + std::to_string(s.deep_stack_truncated) + " of them had stacks deeper than " +
+            (s.deepest_stack > 0 ? std::to_string(s.deepest_stack) + " frames" : std::string("a sample walks")) +
+            " and keep only their innermost frames, under " + kPartialUnwindName +
+            " (not an unwinding failure)";
+  }
+  return text;
+}
+
 }  // namespace
 
 ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top,
@@ -152,6 +175,10 @@ ProfileSummary Summarize(const profile::Profile& profile, const ProfileNodes& no
   if (summary.samples > 0) {
     summary.partial_unwind_rate = static_cast<double>(summary.partial_unwinds) / static_cast<double>(summary.samples);
   }
+  summary.deep_stack_samples = totals.deep_stack_samples();
+  summary.deep_stack_truncated = totals.deep_stack_truncated();
+  summary.deep_stack_frames_elided = totals.deep_stack_frames_elided();
+  summary.deepest_stack = totals.deepest_stack();
 
   const RowTree top_down = BuildTopDown(profile, nodes, options);
   const MetricColumns& metrics = top_down.metrics();
@@ -199,8 +226,12 @@ ProfileSummary Summarize(const profile::Profile& profile, const ProfileNodes& no
         "no samples were recorded: the program may have run for less than one sampling period, "
         "or the agent could not sample it; try a shorter --period or --clock wall");
   }
-  if (summary.partial_unwind_rate >= 0.01) {
-    summary.warnings.push_back(Percent(summary.partial_unwind_rate, 1) +
+  if (summary.deep_stack_samples > 0) summary.warnings.push_back(DeepStackWarning(summary));
+  // Samples deeper than the walk's bound are under <partial unwind> too, but their
+  // cause is the depth, said above, not missing unwind information.
+  const uint64_t unwind_failures = summary.partial_unwinds - std::min(summary.partial_unwinds, summary.deep_stack_truncated);
+  if (summary.samples > 0 && static_cast<double>(unwind_failures) >= 0.01 * static_cast<double>(summary.samples)) {
+    summary.warnings.push_back(Percent(static_cast<double>(unwind_failures) / static_cast<double>(summary.samples), 1) +
                                " of samples kept only a partial call path (shown under <partial unwind>); "
                                "code without unwind information or frame pointers cuts unwinding short");
   }
@@ -302,6 +333,10 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
   out["samples"] = s.samples;
   out["partial_unwinds"] = s.partial_unwinds;
   out["partial_unwind_rate"] = s.partial_unwind_rate;
+  out["deep_stack_samples"] = s.deep_stack_samples;
+  out["deep_stack_truncated"] = s.deep_stack_truncated;
+  out["deep_stack_frames_elided"] = s.deep_stack_frames_elided;
+  out["deepest_stack"] = s.deepest_stack;
   out["dropped_samples"] = s.dropped_samples;
   out["clock"] = process.clock();
   out["period_ns"] = process.period_ns();
@@ -318,6 +353,8 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
   // above win ("samples" is the sample count from the profile's totals).
   const std::set<std::string> reserved = {"profile", "program", "pid", "duration_s", "threads", "samples",
                                           "partial_unwinds", "partial_unwind_rate", "dropped_samples",
+                                          "deep_stack_samples", "deep_stack_truncated",
+                                          "deep_stack_frames_elided", "deepest_stack",
                                           "clock", "period_ns", "unwind", "end_reason", "metrics",
                                           "top_functions", "warnings", "idle_samples",
                                           "overhead_samples", "blame"};

@@ -240,6 +240,7 @@ std::string RowLabel(const RowView& row) {
   switch (row.kind) {
     case RowKind::kRoot:
     case RowKind::kPartialUnwind:
+    case RowKind::kElidedFrames:
     case RowKind::kModule:
     case RowKind::kFile:
       return name;

@@ -20,6 +20,7 @@ enum class RowKind : uint8_t {
   kRoot,            // "<program root>": whole-program totals
   kContext,         // a function in a calling context (top-down, bottom-up)
   kPartialUnwind,   // "<partial unwind>": the unwind stopped; children are what it got
+  kElidedFrames,    // frames elided in the middle of a deep stack: parent outermost, children innermost
   kModule,          // flat view: a load module
   kFile,            // flat view: a source file
   kFunction,        // flat view: a function within a file
@@ -28,6 +29,9 @@ enum class RowKind : uint8_t {
 
 inline constexpr const char* kProgramRootName = "<program root>";
 inline constexpr const char* kPartialUnwindName = "<partial unwind>";
+// Not a function: it never has time of its own (a sample's innermost frames are always
+// below it), only the inclusive time of the deep stacks that pass through it.
+inline constexpr const char* kElidedFramesName = "[deep stack: frames elided]";
 
 using LabelId = uint32_t;
 using StringId = uint32_t;

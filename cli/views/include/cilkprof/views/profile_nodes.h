@@ -27,13 +27,14 @@ class ProfileNodes {
   uint32_t parent(uint32_t n) const { return parent_[n] < n ? parent_[n] : 0; }
   uint32_t location(uint32_t n) const { return location_[n]; }
   bool partial_unwind(uint32_t n) const { return (flags_[n] & kPartialFlag) != 0; }
-  bool code(uint32_t n) const { return (flags_[n] & kPartialFlag) == 0; }  // FRAME_PC
+  bool elided_frames(uint32_t n) const { return (flags_[n] & kElidedFlag) != 0; }
+  bool code(uint32_t n) const { return (flags_[n] & (kPartialFlag | kElidedFlag)) == 0; }  // FRAME_PC
   Edge edge(uint32_t n) const { return (flags_[n] & kSpawnFlag) ? Edge::kSpawn : Edge::kCall; }
   // Writes `count` exclusive values of node n to `out`, zeros where it has none.
   void Exclusive(uint32_t n, size_t count, double* out) const;
 
  private:
-  static constexpr uint8_t kPartialFlag = 1, kSpawnFlag = 2;
+  static constexpr uint8_t kPartialFlag = 1, kSpawnFlag = 2, kElidedFlag = 4;
   std::vector<uint32_t> parent_, location_;
   std::vector<uint8_t> flags_;
   // Values of nodes with a non-zero one: node n's are values_[first_[n] .. first_[n + 1]).

@@ -58,6 +58,12 @@ struct ProfileSummary {
   uint64_t partial_unwinds = 0;
   uint64_t dropped_samples = 0;  // re-entrant + arena full
   double partial_unwind_rate = 0;  // partial_unwinds / samples; 0 without samples
+  // Deep stacks (Totals, docs/UNWINDER.md "Deep stacks"): samples kept with frames
+  // elided, of those the ones deeper than the walk's bound, and the deepest stack.
+  uint64_t deep_stack_samples = 0;
+  uint64_t deep_stack_truncated = 0;
+  uint64_t deep_stack_frames_elided = 0;
+  uint64_t deepest_stack = 0;
   std::string metric;              // the metric top functions are ranked by ("work")
   std::string metric_unit;
   std::vector<std::string> metric_names;

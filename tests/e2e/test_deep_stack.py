@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""A 10,000-deep recursion profiled in both unwind modes (issue 12, row 8).
+
+Every sample's stack is deeper than the agent's frame buffer: each must keep its real
+root (main) and its innermost frames with one "[deep stack: frames elided]" node
+between them, and the summary must blame the depth, not missing unwind information.
+Run by CTest (tests/e2e/CMakeLists.txt); helpers from test_e2e.py.
+"""
+import sys
+import unittest
+
+from test_e2e import CILKPROF_RUN, ProfileDir, program, run, summary_json, view_json, walk
+
+ELIDED = "[deep stack: frames elided]"
+# The views' JSON nests one object per frame kept (about 520 here): more than the
+# json module's and walk()'s recursion allows by default.
+sys.setrecursionlimit(20000)
+
+
+class DeepStackTest(unittest.TestCase):
+    def profile(self, unwind):
+        d = ProfileDir()
+        self.addCleanup(d.cleanup)
+        path = d.file(f"deep-{unwind}.cilkprof")
+        run([CILKPROF_RUN, "-q", "--unwind", unwind, "-o", path, "--", program("e2e_deep_recursion")],
+            env={"UNITS": "40"})
+        return view_json(path), summary_json(path)
+
+    def check(self, unwind):
+        tree, summary = self.profile(unwind)
+        self.assertGreater(summary["samples"], 50)
+        leaves = 0
+        for path, node in walk(tree):
+            samples = node["metrics"].get("samples", {}).get("exclusive", 0)
+            if samples == 0:
+                continue
+            leaves += samples
+            with self.subTest(path=path[:4] + ("...",) + path[-3:]):
+                # <program root>, then the C library's start code, then main: the real root.
+                self.assertIn("main", path[:6])
+                self.assertNotIn("<partial unwind>", path)
+                self.assertEqual(path.count(ELIDED), 1)
+                self.assertIn("deep_bottom", path[-2:])  # burn_iterations is inlined into it
+                marker = path.index(ELIDED)
+                self.assertEqual(path[marker - 1], "deep_level")
+                self.assertEqual(path[marker + 1], "deep_level")
+        self.assertEqual(leaves, summary["samples"])
+        self.assertEqual(summary["deep_stack_samples"], summary["samples"])
+        self.assertEqual(summary["deep_stack_truncated"], 0)
+        warnings = " ".join(summary["warnings"])
+        self.assertIn("deeper than the agent keeps (deep recursion", warnings)
+        self.assertIn(ELIDED, warnings)
+        self.assertNotIn("unwind information", warnings)
+        self.assertNotIn("partial call path", warnings)
+
+    def test_dwarf(self):
+        self.check("dwarf")
+
+    def test_frame_pointers(self):
+        self.check("fp")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv)
