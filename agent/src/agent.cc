@@ -196,6 +196,7 @@ void Start() {
   s->pid = getpid();
   s->start_unix_ns = UnixNowNs();
   s->transport.Configure(config.socket, config.spill_dir, s->pid);
+  s->transport.SetTcpToken(config.tcp_token, config.tcp_auth_problem);
   InstallSnapshot();
 
   const char* unwinder_error = "unknown error";

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cilkprof/common/tcp_secret.h"
+
 namespace cilkprof::agent {
 namespace {
 
@@ -81,7 +83,39 @@ bool IsUsableSignal(uint64_t signo) {
   }
 }
 
+// The token of a tcp: socket, read with the daemon's own checks (common/tcp_secret.h),
+// or why there is none. The problem is not an error of the variable's syntax: it is
+// the reason the transport gives when it spills instead of streaming (one line).
+void ReadTcpToken(Parser& p, Config* config) {
+  const char* path = p.Get("CILKPROF_TCP_SECRET_FILE");
+  if (path == nullptr) {
+    config->tcp_auth_problem =
+        "CILKPROF_TCP_SECRET_FILE is not set, and the aggregator at " + config->socket +
+        " accepts only agents that present its shared secret (set CILKPROF_TCP_SECRET_FILE to "
+        "the file given to cilkprofd --tcp-secret-file, or to a copy of it of your own, mode 600)";
+    return;
+  }
+  config->tcp_secret_file = path;
+  TcpSecret secret = ReadTcpSecretFile(path);
+  switch (secret.problem) {
+    case TcpSecret::Problem::kNone:
+      config->tcp_token = std::move(secret.token);
+      return;
+    case TcpSecret::Problem::kCannotOpen:
+    case TcpSecret::Problem::kBadToken:
+      config->tcp_auth_problem =
+          "CILKPROF_TCP_SECRET_FILE: " + secret.error +
+          " (it must be the file given to cilkprofd --tcp-secret-file, or a copy of it)";
+      return;
+    default:
+      config->tcp_auth_problem = "CILKPROF_TCP_SECRET_FILE: " + secret.error;
+      return;
+  }
+}
+
 }  // namespace
+
+bool IsTcpAddress(const std::string& socket) { return socket.rfind("tcp:", 0) == 0; }
 
 Config ParseConfig(const EnvLookup& env, std::vector<std::string>* errors) {
   Config config;
@@ -150,6 +184,9 @@ Config ParseConfig(const EnvLookup& env, std::vector<std::string>* errors) {
       p.Bad("CILKPROF_SAMPLE_SOURCE", source, "auto, perf or timer", "auto");
     }
   }
+
+  // Only a TCP address needs the secret; a Unix socket's peer is checked by the kernel.
+  if (IsTcpAddress(config.socket)) ReadTcpToken(p, &config);
   return config;
 }
 

@@ -31,7 +31,16 @@ struct Config {
   std::string spill_dir;           // never empty after parsing
   bool quiet = false;
   SampleSourceChoice sample_source = SampleSourceChoice::kAuto;
+  // TCP (a `tcp:HOST:PORT` socket only): CILKPROF_TCP_SECRET_FILE, the token read from
+  // it at start-up (kept in memory; never printed), or why there is none. Exactly one
+  // of tcp_token and tcp_auth_problem is set for a tcp: socket; neither otherwise.
+  std::string tcp_secret_file;
+  std::string tcp_token;
+  std::string tcp_auth_problem;
 };
+
+// Whether `socket` is a TCP address (`tcp:HOST:PORT`).
+bool IsTcpAddress(const std::string& socket);
 
 // Returns the value of an environment variable or nullptr (getenv in production).
 using EnvLookup = std::function<const char*(const char* name)>;

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cilkprof/common/tcp_secret.h"
 #include "log.h"
 #include "stream_format.h"
 
@@ -116,9 +117,16 @@ void Transport::Configure(std::string address, std::string spill_dir, pid_t pid)
   spill_path_ = spill_dir_ + "/cilkprof-" + std::to_string(pid) + ".spill";
 }
 
+void Transport::SetTcpToken(std::string token, std::string problem) {
+  tcp_token_ = std::move(token);
+  tcp_problem_ = std::move(problem);
+}
+
+bool Transport::IsTcp() const { return address_.rfind("tcp:", 0) == 0; }
+
 bool Transport::Connect(std::string* why) {
   int fd = -1;
-  if (address_.rfind("tcp:", 0) == 0) {
+  if (IsTcp()) {
     const std::string rest = address_.substr(4);
     const size_t colon = rest.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
@@ -175,7 +183,7 @@ bool Transport::Connect(std::string* why) {
 // The listener's credentials, as the kernel recorded them when it called listen():
 // whoever created the socket path cannot fake them.
 bool Transport::PeerIsTrusted(std::string* why) const {
-  if (address_.rfind("tcp:", 0) == 0) return true;  // no credentials on TCP
+  if (IsTcp()) return true;  // no credentials on TCP: the agent authenticates itself
   ucred peer{};
   socklen_t len = sizeof peer;
   if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
@@ -194,6 +202,13 @@ void Transport::EnsureOpen() {
   if (opened_) return;
   opened_ = true;
   std::string why;
+  if (IsTcp() && tcp_token_.empty()) {
+    // The daemon would refuse the connection after reading our first bytes: do not
+    // even send them (the Hello holds argv).
+    StartSpill("not streaming to the aggregator at " + address_ + ": " +
+               (tcp_problem_.empty() ? std::string("no TCP secret") : tcp_problem_));
+    return;
+  }
   if (!Connect(&why)) {
     StartSpill("cannot connect to the aggregator at " + address_ + ": " + why);
     return;
@@ -202,7 +217,9 @@ void Transport::EnsureOpen() {
     close(fd_);
     fd_ = -1;
     StartSpill(why, /*respect_quiet=*/true);
+    return;
   }
+  if (IsTcp()) auth_line_ = AuthLine(tcp_token_);
 }
 
 bool Transport::SocketStillOurs() const {
@@ -225,8 +242,11 @@ void Transport::EnqueueHello(std::string frame) {
     WriteToSpill(hello_);
     return;
   }
-  // The stream's magic opens the connection, just before its first frame.
-  Push(std::string(kStreamMagic, sizeof kStreamMagic) + hello_, Kind::kHello);
+  // The stream's magic opens the connection, just before its first frame; on TCP the
+  // authentication line comes first, in the same send(), so that a daemon that refuses
+  // it closes with our data unread, which resets the connection (TcpStreamTaken).
+  Push(auth_line_ + std::string(kStreamMagic, sizeof kStreamMagic) + hello_, Kind::kHello);
+  auth_line_.clear();
 }
 
 void Transport::Enqueue(std::string frame) {
@@ -242,7 +262,8 @@ void Transport::EnqueueGoodbye(std::string frame) {
     WriteToSpill(SealFrames(frame));
     return;
   }
-  Push(SealFrames(frame), Kind::kGoodbye);
+  goodbye_ = SealFrames(frame);
+  Push(goodbye_, Kind::kGoodbye);
 }
 
 void Transport::Pump() {
@@ -286,6 +307,45 @@ void Transport::Drain(int timeout_ms) {
     const int rc = poll(&p, 1, static_cast<int>(deadline - now));
     if (rc < 0 && errno != EINTR) break;
     Pump();
+  }
+  if (IsTcp() && !spilling_ && fd_ >= 0 && queue_.empty() && SocketStillOurs()) {
+    std::string why;
+    if (!TcpStreamTaken(deadline, &why)) StartSpill(why);
+  }
+}
+
+// The daemon never writes to an agent. It closes a connection it accepted after reading
+// its end, and one it refused (a wrong token) or dropped as soon as it decided, with our
+// frames unread, which resets the connection. So, once our end is shut: end of stream
+// means taken; a reset, or nothing before the deadline, means it may not have been.
+bool Transport::TcpStreamTaken(uint64_t deadline_ms, std::string* why) {
+  if (shutdown(fd_, SHUT_WR) != 0) {
+    *why = "lost the connection to the aggregator at " + address_ + ": " + ErrnoText(errno);
+    return false;
+  }
+  for (;;) {
+    char ignored[256];
+    const ssize_t n = recv(fd_, ignored, sizeof ignored, MSG_DONTWAIT);
+    if (n == 0) return true;
+    if (n > 0) continue;  // not cilkprofd's behaviour; what matters is how it ends
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      *why = "the aggregator at " + address_ + " reset the connection (" + ErrnoText(errno) +
+             "): it refused this agent's TCP secret or dropped the connection (its log says "
+             "which), so it may not have the profile";
+      return false;
+    }
+    const uint64_t now = MonotonicMs();
+    if (now >= deadline_ms) {
+      *why = "the aggregator at " + address_ + " did not confirm, by closing the connection, that it "
+             "took the profile";
+      return false;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(deadline_ms - now)) < 0 && errno != EINTR) {
+      *why = "cannot wait for the aggregator at " + address_ + ": " + ErrnoText(errno);
+      return false;
+    }
   }
 }
 
@@ -348,9 +408,8 @@ void Transport::StartSpill(const std::string& why, bool respect_quiet) {
     // frames still queued are part of the snapshot and are dropped.
     WriteToSpill(hello_);
     if (snapshot_) WriteToSpill(SealFrames(snapshot_()));
-    for (const Pending& p : queue_) {
-      if (p.kind == Kind::kGoodbye) WriteToSpill(p.bytes);
-    }
+    // The Goodbye, queued or already sent (a TCP daemon that refused it, TcpStreamTaken).
+    if (!goodbye_.empty()) WriteToSpill(goodbye_);
   }
   queue_.clear();
   queued_bytes_ = 0;
@@ -385,6 +444,8 @@ void Transport::Abandon() {
   queued_bytes_ = 0;
   front_offset_ = 0;
   hello_.clear();
+  goodbye_.clear();
+  auth_line_.clear();
   opened_ = spilling_ = spill_failed_ = false;
 }
 

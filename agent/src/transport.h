@@ -19,7 +19,14 @@
 // (SO_PEERCRED, checked after connecting): anyone else may have created the socket
 // path first to read our argv and paths. Such a listener gets nothing; the profile
 // goes to the spill file, with one line on stderr (unless CILKPROF_QUIET).
-// TCP carries no peer credentials and is not checked here (docs/AGENT.md).
+// TCP carries no peer credentials: the agent cannot tell who listens there. It
+// authenticates itself instead: the first bytes of a TCP connection are the line
+// "CILKPROF-AUTH <token>\n" (common/tcp_secret.h), sent in the same send() as the
+// stream's magic and the Hello, on every connection. Without a token (SetTcpToken) it
+// does not connect at all and spills, saying why. The daemon answers nothing and closes
+// a connection whose token is wrong, so at the end of a TCP stream Drain() waits for the
+// daemon to close its end: a reset means it refused or dropped what we sent, and the
+// whole profile goes to the spill file (docs/SECURITY.md, "TCP").
 //
 // Not signal-safe and not thread-safe: used under the flusher's lock; except the
 // Crash* functions, which are async-signal-safe and used by the crash path
@@ -43,6 +50,10 @@ class Transport {
 
   // Remembers where to connect and where to spill. Connecting happens in EnsureOpen().
   void Configure(std::string address, std::string spill_dir, pid_t pid);
+  // For a tcp: address: the token to present (NormalizeToken'ed), or, when there is
+  // none, why (the reason the spill line gives). Set once at start-up; kept across
+  // Configure() and Abandon(), so that a fork child presents it too.
+  void SetTcpToken(std::string token, std::string problem);
   // Connects on first use (a bounded, blocking connect of at most 2 s), or starts
   // spilling if that fails or the listener is not ours. Idempotent.
   void EnsureOpen();
@@ -54,7 +65,10 @@ class Transport {
   void EnqueueGoodbye(std::string frame);
   // Writes what the socket takes now, without blocking.
   void Pump();
-  // Waits at most timeout_ms for the queue to drain, then spills what is left.
+  // Waits at most timeout_ms for the queue to drain, then spills what is left. On TCP,
+  // once everything is sent, it ends the stream and waits, within the same time, for
+  // the aggregator to close its end (it does once it has read all of it); a reset or
+  // no close in time spills the whole profile. Called at the end of a connection only.
   void Drain(int timeout_ms);
   // Closes the socket and the spill file (after Drain).
   void Close();
@@ -97,6 +111,9 @@ class Transport {
   };
 
   bool Connect(std::string* why);
+  bool IsTcp() const;
+  // After a TCP stream was sent and ended: whether the aggregator read all of it.
+  bool TcpStreamTaken(uint64_t deadline_ms, std::string* why);
   bool PeerIsTrusted(std::string* why) const;
   bool SocketStillOurs() const;
   void Push(std::string frame, Kind kind);
@@ -114,6 +131,9 @@ class Transport {
   ino_t fd_ino_ = 0;
   int spill_fd_ = -1;
   std::string hello_;  // sealed, without the magic
+  std::string goodbye_;  // sealed; kept after it was sent, for a spill that starts later
+  std::string tcp_token_, tcp_problem_;
+  std::string auth_line_;  // to send before the magic; set when a TCP connection opens
   std::function<std::string()> snapshot_;
   std::deque<Pending> queue_;
   size_t front_offset_ = 0;  // bytes of queue_.front() already sent

@@ -13,28 +13,22 @@
 // users of the hosts on it, not an eavesdropper.
 #pragma once
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <string_view>
 
 #include "cilkprof/common/status.h"
+#include "cilkprof/common/tcp_secret.h"
 
 namespace cilkprof::aggregator::internal {
 
-inline constexpr std::string_view kAuthPrefix = "CILKPROF-AUTH ";
-// 128 bits at least; 256 hex digits (1024 bits) at most.
-inline constexpr size_t kMinTokenHexDigits = 32;
-inline constexpr size_t kMaxTokenHexDigits = 256;
-inline constexpr size_t kMaxAuthLineBytes = kAuthPrefix.size() + kMaxTokenHexDigits + 1;
+using ::cilkprof::kAuthPrefix;
+using ::cilkprof::kMaxAuthLineBytes;
+using ::cilkprof::kMaxTokenHexDigits;
+using ::cilkprof::kMinTokenHexDigits;
+using ::cilkprof::NormalizeToken;
 
 // Compares without an early exit, so the time taken does not tell how much of a
 // guess was right. Lengths are not secret (the file's token length is not).
@@ -47,65 +41,23 @@ inline bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-// A token as hex digits, lower case; empty if `text` is not 32 to 256 hex digits.
-inline std::string NormalizeToken(std::string_view text) {
-  if (text.size() < kMinTokenHexDigits || text.size() > kMaxTokenHexDigits) return "";
-  std::string token;
-  for (char c : text) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
-    token.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  }
-  return token;
-}
-
-// Reads the shared secret: a regular file (not a symlink) owned by the aggregator's
-// user or root, readable and writable by its owner only, holding 32 to 256 hex digits
-// (surrounding whitespace ignored). Create one with
+// Reads the shared secret with the checks agents apply too (common/tcp_secret.h): a
+// regular file (not a symlink) owned by the aggregator's user or root, readable and
+// writable by its owner only, holding 32 to 256 hex digits (surrounding whitespace
+// ignored). Create one with
 //   (umask 077; openssl rand -hex 32 > FILE)
 inline Result<std::string> LoadTcpSecret(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    const int err = errno;
-    return Status::Error(fmt::format(
-        "cannot open the TCP secret file {} ({}); create it with "
-        "'(umask 077; openssl rand -hex 32 > {})'",
-        path, err == ELOOP ? "it is a symbolic link" : std::strerror(err), path));
+  TcpSecret secret = ReadTcpSecretFile(path);
+  switch (secret.problem) {
+    case TcpSecret::Problem::kNone:
+      return std::move(secret.token);
+    case TcpSecret::Problem::kCannotOpen:
+    case TcpSecret::Problem::kBadToken:
+      return Status::Error(fmt::format("{}; create it with '(umask 077; openssl rand -hex 32 > {})'",
+                                       secret.error, path));
+    default:
+      return Status::Error(secret.error);
   }
-  struct stat st {};
-  std::string text;
-  Status status;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = Status::Error(fmt::format("the TCP secret file {} is not a regular file", path));
-  } else if (st.st_uid != ::geteuid() && st.st_uid != 0) {
-    status = Status::Error(fmt::format(
-        "the TCP secret file {} belongs to uid {}, not to you (uid {}) or root; use a file of "
-        "your own",
-        path, st.st_uid, ::geteuid()));
-  } else if ((st.st_mode & 077) != 0) {
-    status = Status::Error(fmt::format(
-        "the TCP secret file {} is readable or writable by others (mode {:03o}); run 'chmod 600 "
-        "{}'",
-        path, st.st_mode & 0777, path));
-  } else {
-    char buffer[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0 && text.size() < 4096) {
-      text.append(buffer, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  if (!status.ok()) return status;
-  const size_t begin = text.find_first_not_of(" \t\r\n");
-  const size_t end = text.find_last_not_of(" \t\r\n");
-  const std::string token =
-      begin == std::string::npos ? "" : NormalizeToken(std::string_view(text).substr(begin, end - begin + 1));
-  if (token.empty()) {
-    return Status::Error(fmt::format(
-        "the TCP secret file {} must hold one token of 32 to 256 hex digits; create it with "
-        "'(umask 077; openssl rand -hex 32 > {})'",
-        path, path));
-  }
-  return token;
 }
 
 // The client's authentication line, taken in pieces as they arrive.
