@@ -32,6 +32,10 @@ void AddThreadCounters(const wire::ThreadCounters& in, wire::ThreadCounters* sum
   sum->set_probe_partial(sum->probe_partial() + in.probe_partial());
   sum->set_unsampled_ns(sum->unsampled_ns() + in.unsampled_ns());
   sum->set_signal_blocked(sum->signal_blocked() + in.signal_blocked());
+  sum->set_deep_stacks(sum->deep_stacks() + in.deep_stacks());
+  sum->set_deep_stack_frames_elided(sum->deep_stack_frames_elided() + in.deep_stack_frames_elided());
+  // The agent sends the growth of its maximum: the increments sum to it (wire.proto).
+  sum->set_deepest_stack(sum->deepest_stack() + in.deepest_stack());
 }
 
 }  // namespace

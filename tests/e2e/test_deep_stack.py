@@ -12,6 +12,7 @@ import unittest
 from test_e2e import CILKPROF_RUN, ProfileDir, program, run, summary_json, view_json, walk
 
 ELIDED = "[deep stack: frames elided]"
+DEPTH = 10000  # the recursion's depth (programs/deep_recursion.c)
 # The views' JSON nests one object per frame kept (about 520 here): more than the
 # json module's and walk()'s recursion allows by default.
 sys.setrecursionlimit(20000)
@@ -47,6 +48,10 @@ class DeepStackTest(unittest.TestCase):
         self.assertEqual(leaves, summary["samples"])
         self.assertEqual(summary["deep_stack_samples"], summary["samples"])
         self.assertEqual(summary["deep_stack_truncated"], 0)
+        # The agent's counters reach the profile: every recursion level was walked, and
+        # all but the kept frames of each sample are counted as elided.
+        self.assertGreaterEqual(summary["deepest_stack"], DEPTH)
+        self.assertGreaterEqual(summary["deep_stack_frames_elided"], summary["samples"] * (DEPTH - 512))
         warnings = " ".join(summary["warnings"])
         self.assertIn("deeper than the agent keeps (deep recursion", warnings)
         self.assertIn(ELIDED, warnings)
