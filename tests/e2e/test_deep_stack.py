@@ -57,6 +57,8 @@ class DeepStackTest(unittest.TestCase):
         self.assertIn(ELIDED, warnings)
         self.assertNotIn("unwind information", warnings)
         self.assertNotIn("partial call path", warnings)
+        # The cost of walking deep stacks with DWARF, and the faster way, are named.
+        self.assertEqual("--unwind fp walks it" in warnings, unwind == "dwarf")
 
     def test_dwarf(self):
         self.check("dwarf")
