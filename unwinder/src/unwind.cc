@@ -62,9 +62,11 @@ bool Initialize(const char** error) {
   std::lock_guard<std::mutex> lock(once);
   static const char* no_error = nullptr;
   if (error == nullptr) error = &no_error;
-  // Per-thread caching: the global cache takes a mutex (with signals blocked) that a
-  // handler could find held by the very thread it interrupted; the per-thread cache
-  // lives in libunwind's initial-exec TLS and takes no lock.
+  // Per-thread caching where libunwind has it (>= 1.7: initial-exec TLS, no lock).
+  // Debian 12's 1.6.2 silently keeps the global cache, whose lock blocks every signal
+  // while held (two rt_sigprocmask calls a frame): safe in a handler, since no thread
+  // can be interrupted holding it, but most of the DWARF cost (docs/UNWINDER.md,
+  // "Signal safety").
   if (unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) != 0) {
     *error = "libunwind refused the per-thread caching policy (unw_set_caching_policy failed)";
     return false;
