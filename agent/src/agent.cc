@@ -11,6 +11,7 @@
 #include <new>
 
 #include "agent_state.h"
+#include "alt_stack.h"
 #include "fatal_signals.h"
 #include "log.h"
 #include "real_functions.h"
@@ -142,6 +143,8 @@ void ChildAfterFork() {
   for (ThreadRecord* t = s.threads; t != nullptr;) {
     ThreadRecord* next = t->next;
     ForgetInheritedSource(t);
+    // This thread keeps its own (alt_stack.h); the others do not exist here.
+    UnmapInheritedAltStack(__atomic_load_n(&t->alt_stack, __ATOMIC_ACQUIRE));
     if (t != self) FreeRecord(t);
     t = next;
   }
@@ -318,6 +321,8 @@ void RegisterCurrentThread(uint32_t thread_index) {
     return;
   }
   unwinder::PrepareThread();
+  // So that a stack overflow on this thread still reaches the last flush.
+  t->alt_stack = ProvideAltStack();
   // A thread may start with the signal blocked by a mask the interposed functions
   // never saw (pthread_attr_setsigmask_np, a raw system call, exec from such a thread).
   OpenKeptSignalOnThisThread();
@@ -361,6 +366,9 @@ void UnregisterCurrentThread() {
   RecordOwnEnd(t, end);
   __atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_state->registry_mu);
+  // Cleared before the unmap: a fork child that still sees it also still has it.
+  __atomic_store_n(&t->alt_stack, nullptr, __ATOMIC_RELEASE);
+  ReleaseAltStack();
 }
 
 bool PrepareForExec() {

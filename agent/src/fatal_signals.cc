@@ -28,13 +28,16 @@ void FatalSignalHandler(int signo, siginfo_t* info, void* context);
 // The agent's handler in front of the program's `view` (SA_RESTART and SA_ONSTACK as
 // the program asked: they change what its code and handler see), or SIG_IGN in the
 // kernel when the program ignores the signal. SA_NODEFER with an empty mask: the
-// program's mask is applied by CallProgramHandler.
+// program's mask is applied by CallProgramHandler. With the default action only the
+// agent's last flush runs, on the alternate stack (alt_stack.h): the signal may come
+// from a thread whose stack is all but used up (abort() from deep recursion).
 int ApplyToKernel(int signo, const struct sigaction& view) {
   if (IsIgnoreAction(view)) return real::sigaction()(signo, &view, nullptr);
   struct sigaction ours;
   memset(&ours, 0, sizeof ours);
   ours.sa_sigaction = FatalSignalHandler;
-  ours.sa_flags = SA_SIGINFO | SA_NODEFER | (view.sa_flags & (SA_RESTART | SA_ONSTACK));
+  ours.sa_flags = SA_SIGINFO | SA_NODEFER | (view.sa_flags & (SA_RESTART | SA_ONSTACK)) |
+                  (IsDefaultAction(view) ? SA_ONSTACK : 0);
   sigemptyset(&ours.sa_mask);
   return real::sigaction()(signo, &ours, nullptr);
 }

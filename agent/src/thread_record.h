@@ -66,6 +66,10 @@ struct ThreadRecord {
 
   // Lifecycle.
   bool exited = false;  // atomic accesses only
+  // The agent's alternate signal stack of this thread (alt_stack.h), or nullptr: seen
+  // here by a fork child, which unmaps the copies of the other threads' stacks.
+  // Cleared (atomic store) before the thread unmaps it.
+  void* alt_stack = nullptr;
   char exit_name[17] = {};
 
   // Unsampled time (unsampled.h), under the registry lock: whether the tail has been

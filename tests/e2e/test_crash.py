@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Nothing lost on a crash, a kill or Ctrl-C; checksummed spills; no profile for a
+"""Nothing lost on a crash (a stack overflow too), a kill or Ctrl-C; checksummed spills; no profile for a
 collector of another user (issue 12, rows 3, 4 and 7).
 
 Run by CTest like test_e2e.py (same environment variables). The program,
@@ -212,6 +212,108 @@ class CrashTest(unittest.TestCase):
                     agent_dir.cleanup()
         finally:
             resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+
+
+OVERFLOW = program("e2e_stack_overflow")
+# A sample taken during the overflow's recursion has a path thousands of frames deep:
+# deeper than the json module's default recursion allows (as in test_deep_stack.py).
+sys.setrecursionlimit(50000)
+
+
+class StackOverflowTest(unittest.TestCase):
+    """Unbounded recursion on a thread that has no alternate signal stack of its own:
+    the agent's (agent/src/alt_stack.h) lets the last flush run, and the program still
+    dies of SIGSEGV exactly as without the agent. The run is well under the agent's
+    flush interval, so without the last flush the profile ends at an earlier flush."""
+
+    def check_overflow(self, mode):
+        d = ProfileDir()
+        soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+        plain_dir = tempfile.TemporaryDirectory(prefix="cilkprof-overflow-plain-")
+        agent_dir = tempfile.TemporaryDirectory(prefix="cilkprof-overflow-agent-")
+        collector = Collector(os.path.join(agent_dir.name, "c.sock"))
+        try:
+            argv = [OVERFLOW, mode, "0.3"]
+            plain = spawn_raw(argv, agent_env(), plain_dir.name)
+            profiled = spawn_raw(argv, agent_env(LD_PRELOAD=AGENT, CILKPROF_SOCKET=collector.path), agent_dir.name)
+            self.assertTrue(os.WIFSIGNALED(plain), f"{mode}: status {plain:#x} without the agent")
+            self.assertEqual(os.WTERMSIG(plain), signal.SIGSEGV, mode)
+            self.assertTrue(os.WIFSIGNALED(profiled), f"{mode}: status {profiled:#x}")
+            self.assertEqual(os.WTERMSIG(profiled), os.WTERMSIG(plain), mode)
+            self.assertEqual(os.WCOREDUMP(profiled), os.WCOREDUMP(plain), mode)
+            cores = lambda path: bool(glob.glob(os.path.join(path, "core*")))  # noqa: E731
+            self.assertEqual(cores(agent_dir.name), cores(plain_dir.name), mode)
+            resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+
+            cpu_file = d.file("cpu")
+            out = d.file("p.cilkprof")
+            bare = run(argv, env=agent_env(), check=False)
+            proc = run([CILKPROF_RUN, "-q", "-o", out, "--"] + argv,
+                       env=dict(agent_env(CPU_FILE=cpu_file), CILKPROF_AGENT=AGENT), check=False)
+            self.assertEqual(bare.returncode, -signal.SIGSEGV, bare.stderr)
+            self.assertEqual(proc.returncode, 128 - bare.returncode, proc.stderr)
+            summary = summary_json(out)
+            self.assertEqual(summary["end_reason"], "signal 11 (SIGSEGV)",
+                             f"{mode}: the last flush did not run before the stack overflow killed the program")
+            used = cpu_used(cpu_file)
+            work = summary["work"] / 1e9
+            # The recursion itself adds a few ms of CPU (page faults of a fresh stack).
+            self.assertGreaterEqual(work, 0.75 * used, f"{mode}: {work:.3f} s of work for {used:.3f} s of CPU")
+            self.assertLessEqual(work, 1.25 * used + 0.05, f"{mode}: {work:.3f} s of work for {used:.3f} s of CPU")
+            self.assertTrue(find_nodes(view_json(out), "spin_until"), "the samples' paths are missing")
+        finally:
+            resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+            collector.close()
+            plain_dir.cleanup()
+            agent_dir.cleanup()
+            d.cleanup()
+
+    def test_overflow_on_the_main_thread(self):
+        self.check_overflow("main")
+
+    def test_overflow_on_a_second_thread(self):
+        self.check_overflow("thread")
+
+    def run_overflow_program(self, *args):
+        d = ProfileDir()
+        try:
+            return run([CILKPROF_RUN, "-q", "-o", d.file("p.cilkprof"), "--", OVERFLOW] + list(args),
+                       env=dict(agent_env(), CILKPROF_AGENT=AGENT), check=False)
+        finally:
+            d.cleanup()
+
+    def test_a_program_keeps_its_own_alternate_stack(self):
+        # Installed after the agent gave the main thread one, and inherited by a fork
+        # child's thread, which the agent registers again.
+        for mode in ("own-altstack", "own-altstack-fork"):
+            proc = self.run_overflow_program(mode)
+            self.assertEqual(proc.returncode, 0, f"{mode}: {proc.stdout}{proc.stderr}")
+            self.assertIn("the handler ran on the program's alternate stack", proc.stdout, mode)
+
+    def test_the_last_flush_fits_the_alternate_stack(self):
+        # The program's own alternate stack, kept by the agent, shows what the fault
+        # guard and the last flush use of it: a fraction of the agent's 64 KiB
+        # (alt_stack.cc), which must also hold a second fault inside the flush.
+        proc = self.run_overflow_program("altstack-use", "0.1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        m = re.search(r"child status (\d+) altstack bytes used (\d+)", proc.stdout)
+        self.assertIsNotNone(m, proc.stdout)
+        self.assertEqual(int(m.group(1)), 128 + signal.SIGSEGV, proc.stdout)
+        used = int(m.group(2))
+        self.assertGreater(used, 0, "the last flush did not run on the alternate stack")
+        self.assertLess(used, 32 << 10, f"the fault guard and the last flush used {used} bytes of the stack")
+
+    def test_short_threads_leave_no_mappings_behind(self):
+        # Each thread gets a stack of the agent's (the first one says so) and gives it
+        # back; the guard page below each keeps leaked ones from merging into one line.
+        proc = self.run_overflow_program("short-threads", "2000")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("a thread's alternate stack: enabled", proc.stdout)
+        m = re.search(r"maps before (\d+) after (\d+)", proc.stdout)
+        self.assertIsNotNone(m, proc.stdout)
+        before, after = int(m.group(1)), int(m.group(2))
+        self.assertLess(after - before, 50, f"2000 threads left {after - before} mappings behind")
 
 
 class KillTest(unittest.TestCase):

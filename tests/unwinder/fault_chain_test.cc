@@ -3,6 +3,7 @@
 // through SetChainedFaultHandler(), with the same arguments and signal mask; to the
 // default action (death by the same signal); or, for a sent signal, to SIG_IGN.
 // Each scenario runs in a forked child; the parent checks how the child ended.
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -269,6 +270,68 @@ TEST(FaultChain, FaultsInsideTheGuardNeverReachTheProgram) {
   });
   EXPECT_TRUE(end.exited);
   EXPECT_EQ(end.code, 42);
+}
+
+// ---- On an alternate signal stack (the agent gives every thread one) ------------------
+
+void GiveAltStackOrExit() {
+  constexpr size_t kBytes = 64 << 10;
+  void* memory = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) _exit(95);
+  stack_t alt;
+  alt.ss_sp = memory;
+  alt.ss_size = kBytes;
+  alt.ss_flags = 0;
+  if (sigaltstack(&alt, nullptr) != 0) _exit(96);
+}
+
+volatile sig_atomic_t g_guarded_faults = 0;
+
+// Like the agent's sample handler (no SA_ONSTACK): a guarded fault inside it runs the
+// guard's handler on the alternate stack, which jumps back to this frame on the
+// thread's own stack.
+void GuardedFaultInHandler(int) {
+  if (RunGuarded(ReadFaultingPage, nullptr) == GuardOutcome::kFaulted) g_guarded_faults = g_guarded_faults + 1;
+}
+
+int (*volatile g_recurse_next)(int);
+__attribute__((noinline)) int RecurseForever(int depth) {
+  volatile char frame[256];
+  frame[0] = static_cast<char>(depth);
+  return g_recurse_next(depth + 1) + frame[0];
+}
+
+void ExitFromHook(int signo, const siginfo_t*) { _exit(signo == SIGSEGV ? 43 : 44); }
+
+void* GuardOnAltStackThread(void*) {
+  GiveAltStackOrExit();
+  InstallPlain(SIGUSR1, GuardedFaultInHandler);
+  for (int i = 0; i < 1000; ++i) raise(SIGUSR1);
+  if (g_guarded_faults != 1000) _exit(7);
+  stack_t now;
+  if (sigaltstack(nullptr, &now) != 0 || (now.ss_flags & SS_ONSTACK) != 0) _exit(8);  // left it
+  // The alternate stack still works: a stack overflow reaches the guard (SA_ONSTACK),
+  // which calls the default-action hook (the agent's last flush) before dying.
+  SetDefaultActionHook(ExitFromHook);
+  g_recurse_next = RecurseForever;
+  RecurseForever(0);
+  _exit(9);
+}
+
+TEST(FaultChain, GuardedFaultsInAHandlerReturnFromTheAlternateStack) {
+  const ChildEnd end = RunInChild([] {
+    MapFaultingPage();
+    InitializeOrExit();
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 << 10);  // a quick overflow
+    pthread_t thread;
+    if (pthread_create(&thread, &attr, GuardOnAltStackThread, nullptr) != 0) _exit(97);
+    pthread_join(thread, nullptr);
+    _exit(1);
+  });
+  EXPECT_TRUE(end.exited) << "died of signal " << end.signo;
+  EXPECT_EQ(end.code, 43);
 }
 
 TEST(FaultChain, GuardOwnsNothingBeforeInitialize) {
