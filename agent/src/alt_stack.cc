@@ -12,16 +12,17 @@ namespace cilkprof::agent {
 namespace {
 
 // 64 KiB usable, one PROT_NONE guard page below (a handler that overruns it faults
-// instead of writing into whatever is mapped there). Measured need (the e2e program
-// stack_overflow, mode altstack-use, docs/AGENT.md): a stack overflow's last flush
-// through the fault guard (kernel signal frame, FaultHandler, DieWithDefaultAction,
-// CrashFlush with its encoder, the send or the spill file) uses about 6 KiB on
-// x86-64. 64 KiB leaves room for what can nest on it: a second fault inside the flush
-// (the frame again), a larger signal frame (AVX-512 or AMX state: up to ~11 KiB), and
-// the handlers of a program or runtime that finds this stack and keeps it instead of
-// installing its own (the Cilk runtime's own is 64 KiB, for the same reasons). Pages
-// are touched only when a handler uses them (MAP_NORESERVE), so a thread that never
-// takes a signal on it pays two system calls to map and two to unmap, not 64 KiB.
+// instead of writing into whatever is mapped there; and leaked stacks could not merge
+// into one mapping unnoticed). Measured need (tests/e2e, stack_overflow altstack-use):
+// a stack overflow's last flush through the fault guard (the kernel's signal frame,
+// FaultHandler, DieWithDefaultAction, CrashFlush with its encoder, the send) uses
+// 7,400 bytes on x86-64 with AVX-512. 64 KiB leaves room for what can nest on it: a
+// second fault inside the flush (the frame and the guard again), larger signal frames
+// (AMX state: AT_MINSIGSTKSZ is 11,952 bytes on such a machine), and the handlers of a
+// program or runtime that finds this stack and keeps it instead of installing its own
+// (the Cilk runtime's own is 64 KiB, for the same reasons). Pages are touched only when
+// a handler uses them (MAP_NORESERVE): a thread that never takes a signal on it pays
+// seven system calls (query, map, protect, install; query, disable, unmap), not 64 KiB.
 constexpr size_t kUsableBytes = 64u << 10;
 
 size_t PageBytes() {
