@@ -291,6 +291,29 @@ class StackOverflowTest(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, f"{mode}: {proc.stdout}{proc.stderr}")
             self.assertIn("the handler ran on the program's alternate stack", proc.stdout, mode)
 
+    def test_a_fork_child_keeps_its_threads_stack_and_frees_the_others(self):
+        # The forking thread's stack of the agent's is the child's thread's now; the
+        # copies of the other threads' stacks are unmapped; an overflow in the child
+        # still ends its profile with the last flush.
+        d = ProfileDir()
+        try:
+            cpu_file = d.file("cpu")
+            proc = run([CILKPROF_RUN, "-q", "-o", d.file("p.cilkprof"), "--", OVERFLOW, "fork-overflow", "0.3"],
+                       env=dict(agent_env(CPU_FILE=cpu_file), CILKPROF_AGENT=AGENT), check=False)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("child: other threads' alternate stacks mapped 0 of 4; its own: enabled", proc.stdout)
+            self.assertIn(f"child died of signal {int(signal.SIGSEGV)}", proc.stdout)
+            children = glob.glob(d.file("p.*.cilkprof"))
+            self.assertEqual(len(children), 1, os.listdir(d.path))
+            summary = summary_json(children[0])
+            self.assertEqual(summary["end_reason"], "signal 11 (SIGSEGV)")
+            used = cpu_used(cpu_file)
+            work = summary["work"] / 1e9
+            self.assertGreaterEqual(work, 0.75 * used, f"{work:.3f} s of work for {used:.3f} s of CPU")
+            self.assertLessEqual(work, 1.25 * used + 0.05, f"{work:.3f} s of work for {used:.3f} s of CPU")
+        finally:
+            d.cleanup()
+
     def test_the_last_flush_fits_the_alternate_stack(self):
         # The program's own alternate stack, kept by the agent, shows what the fault
         # guard and the last flush use of it: a fraction of the agent's 64 KiB

@@ -13,6 +13,10 @@
  *   altstack-use     installs its own alternate stack in shared memory, filled with a
  *                    pattern; a forked child overflows and dies of the default action,
  *                    and the parent prints how many bytes of the stack the death used
+ *   fork-overflow    four threads wait while the main thread forks; the child prints
+ *                    how many of their alternate stacks are still mapped in it and
+ *                    whether its own thread has one, burns SECONDS of CPU and
+ *                    overflows; the parent prints the signal the child died of
  *   short-threads N  creates N short threads one after the other and prints the lines
  *                    of /proc/self/maps before and after ("maps before B after A"),
  *                    and whether the first thread had an alternate signal stack
@@ -137,6 +141,57 @@ static void* short_work(void* arg) {
   return NULL;
 }
 
+#define WAITERS 4
+static pthread_barrier_t waiters_ready;
+static int release_fds[2];
+static void* waiter_altstacks[WAITERS];
+
+static void* wait_for_release(void* arg) {
+  stack_t ss;
+  if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_DISABLE) == 0) *(void**)arg = ss.ss_sp;
+  pthread_barrier_wait(&waiters_ready);
+  char c;
+  (void)!read(release_fds[0], &c, 1);
+  return NULL;
+}
+
+static int fork_overflow(double seconds) {
+  pthread_t waiters[WAITERS];
+  if (pipe(release_fds) != 0) return 98;
+  pthread_barrier_init(&waiters_ready, NULL, WAITERS + 1);
+  for (int i = 0; i < WAITERS; ++i) {
+    if (pthread_create(&waiters[i], NULL, wait_for_release, &waiter_altstacks[i]) != 0) return 96;
+  }
+  pthread_barrier_wait(&waiters_ready);
+  fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int recorded = 0, mapped = 0;
+    unsigned char resident;
+    for (int i = 0; i < WAITERS; ++i) {
+      if (waiter_altstacks[i] == NULL) continue;
+      ++recorded;
+      /* mincore fails with ENOMEM for a range that is not mapped. */
+      const uintptr_t page = (uintptr_t)waiter_altstacks[i] & ~(uintptr_t)4095;
+      mapped += mincore((void*)page, 4096, &resident) == 0;
+    }
+    stack_t ss;
+    const int own = sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_DISABLE) == 0;
+    printf("child: other threads' alternate stacks mapped %d of %d; its own: %s\n", mapped, recorded,
+           own ? "enabled" : "none");
+    fflush(stdout);
+    spin_until(seconds);
+    record_cpu();
+    overflow();
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  printf("child died of signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  (void)!write(release_fds[1], "xxxx", WAITERS);
+  for (int i = 0; i < WAITERS; ++i) pthread_join(waiters[i], NULL);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "main";
   double seconds = argc > 2 ? atof(argv[2]) : 0.3;
@@ -179,6 +234,8 @@ int main(int argc, char** argv) {
     while (untouched < ALT_BYTES && (unsigned char)own_alt[untouched] == PATTERN) ++untouched;
     printf("child status %d altstack bytes used %zu\n", status, (size_t)ALT_BYTES - untouched);
     return 0;
+  } else if (strcmp(mode, "fork-overflow") == 0) {
+    return fork_overflow(seconds);
   } else if (strcmp(mode, "short-threads") == 0) {
     const int n = argc > 2 ? atoi(argv[2]) : 2000;
     /* One thread first: what the first thread maps once (its stack cache) is not a leak. */
