@@ -42,5 +42,24 @@ install(TARGETS cilk EXPORT cilkTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/cilk DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# cilk.pc names its prefix relative to its own directory (${pcfiledir}), so the file
+# is right whatever prefix `cmake --install --prefix` picks. Directories given as
+# absolute paths (-DCMAKE_INSTALL_LIBDIR=/opt/...) stay absolute: they do not move.
+set(cilk_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(IS_ABSOLUTE ${cilk_pc_dir})
+  set(CILK_PC_PREFIX ${CMAKE_INSTALL_PREFIX})
+else()
+  # The way up from <prefix>/<libdir>/pkgconfig to <prefix>: ../.. or ../../.. (lib/<multiarch>).
+  file(RELATIVE_PATH cilk_pc_up /prefix/${cilk_pc_dir} /prefix)
+  string(REGEX REPLACE "/$" "" cilk_pc_up "${cilk_pc_up}")
+  set(CILK_PC_PREFIX "\${pcfiledir}/${cilk_pc_up}")
+endif()
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE ${CMAKE_INSTALL_${dir}})
+    set(CILK_PC_${dir} ${CMAKE_INSTALL_${dir}})
+  else()
+    set(CILK_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
 configure_file(cilk.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc DESTINATION ${cilk_pc_dir})
