@@ -16,9 +16,17 @@ endif()
 
 # Sanitizers apply to the tools, the runtime and the tests, never to the
 # preloaded agent: it runs inside arbitrary unsanitized programs.
+# A sanitized static library's objects call the sanitizer's runtime: whatever links it
+# (a test that is not sanitized itself, say) links that runtime too. A shared library
+# or an executable carries its own reference to the runtime.
 function(cilkprof_sanitize target)
   if(CILKPROF_SANITIZER_FLAGS)
     target_compile_options(${target} PRIVATE ${CILKPROF_SANITIZER_FLAGS})
-    target_link_options(${target} PRIVATE ${CILKPROF_SANITIZER_FLAGS})
+    get_target_property(type ${target} TYPE)
+    if(type STREQUAL "STATIC_LIBRARY")
+      target_link_options(${target} PUBLIC ${CILKPROF_SANITIZER_FLAGS})
+    else()
+      target_link_options(${target} PRIVATE ${CILKPROF_SANITIZER_FLAGS})
+    endif()
   endif()
 endfunction()
