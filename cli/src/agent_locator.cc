@@ -29,7 +29,7 @@ std::string ExecutableDir() {
 }
 
 Result<std::string> LocateAgent(const char* env_override, const std::string& executable_dir,
-                                const std::string& install_libdir) {
+                                const std::string& install_libdir, const std::string& relative_libdir) {
   if (env_override && *env_override) {
     if (!IsReadableFile(env_override)) {
       return Status::Error(std::string("CILKPROF_AGENT=") + env_override +
@@ -40,6 +40,9 @@ Result<std::string> LocateAgent(const char* env_override, const std::string& exe
   std::vector<std::string> candidates;
   if (!executable_dir.empty()) {
     candidates.push_back(executable_dir + "/../lib/" + kAgentFile);
+    if (!relative_libdir.empty() && relative_libdir[0] != '/' && relative_libdir != "lib") {
+      candidates.push_back(executable_dir + "/../" + relative_libdir + "/cilkprof/" + kAgentFile);
+    }
     candidates.push_back(executable_dir + "/../lib/cilkprof/" + kAgentFile);
   }
   if (!install_libdir.empty()) candidates.push_back(install_libdir + "/cilkprof/" + kAgentFile);

@@ -256,7 +256,8 @@ int RunProgram(const RunArgs& args) {
     PrintError(program.error);
     return program.exit_code;
   }
-  auto agent = LocateAgent(std::getenv("CILKPROF_AGENT"), ExecutableDir(), CILKPROF_INSTALL_LIBDIR);
+  auto agent = LocateAgent(std::getenv("CILKPROF_AGENT"), ExecutableDir(), CILKPROF_INSTALL_LIBDIR,
+                           CILKPROF_INSTALL_RELATIVE_LIBDIR);
   if (!agent.ok()) {
     PrintError(agent.status().message());
     return kExitRunFailed;

@@ -136,6 +136,23 @@ TEST(AgentLocator, OverrideThenBuildTreeThenInstalled) {
   EXPECT_NE(missing.status().message().find("/nonexistent/agent.so"), std::string::npos);
 }
 
+// A tree configured for /usr (libdir lib/x86_64-linux-gnu) and installed, or moved,
+// elsewhere: the agent is found below the executable's prefix, not at the configured
+// libdir.
+TEST(AgentLocator, AMultiarchInstallTreeFindsItsOwnAgent) {
+  TempDir root;
+  for (const char* dir : {"bin", "lib", "lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu/cilkprof"}) {
+    ::mkdir(root.File(dir).c_str(), 0755);
+  }
+  const std::string bin = root.File("bin");
+  WriteFile(root.File("lib/x86_64-linux-gnu/cilkprof/libcilkprof_agent.so"), "x");
+  auto found = LocateAgent(nullptr, bin, "/usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu");
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(*found, root.File("lib/x86_64-linux-gnu/cilkprof/libcilkprof_agent.so"));
+  // Without the relative libdir (as before) it looked only in lib/ and the configured one.
+  EXPECT_FALSE(LocateAgent(nullptr, bin, "/usr/lib/x86_64-linux-gnu", "lib").ok());
+}
+
 TEST(Progress, LineSaysWhatAndHowLong) {
   EXPECT_EQ(Progress::Line("writing the profile", 2.34), "cilkprof: writing the profile... 2.3 s");
 }
