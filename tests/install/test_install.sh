@@ -3,7 +3,8 @@
 #   1. a Cilk program compiles and links against it with `pkg-config --cflags --libs
 #      cilk` alone (cilk.pc finds its prefix from its own directory) and runs;
 #   2. DIR/bin/cilkprof-run profiles it with the installed agent (DIR/lib/.../cilkprof),
-#      found from its own location, and DIR/bin/cilkprof summarizes the profile.
+#      found from its own location, and DIR/bin/cilkprof summarizes the profile;
+#   3. the systemd unit runs DIR/bin/cilkprofd and names documents DIR holds.
 # Usage: test_install.sh CMAKE BUILD_DIR CXX PKG_CONFIG CLIENT_SOURCE
 set -eu
 cmake=$1 build=$2 cxx=$3 pkg_config=$4 client_source=$5
@@ -63,4 +64,13 @@ grep -Fq "\"program\": \"$work/client\"" "$work/summary.json" ||
 # About 2 x 30 ms of CPU time at the default 1 ms period: tens of samples, never none.
 grep -Eq '"samples": *[1-9]' "$work/summary.json" ||
   { cat "$work/summary.json" >&2; fail "the profile has no samples: the agent did not sample the client"; }
+echo "--- the systemd unit names this install's cilkprofd and documents"
+unit=$(find "$prefix" -name cilkprofd.service)
+[ -n "$unit" ] || fail "no cilkprofd.service under $prefix"
+exec_start=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
+[ "$exec_start" = "$prefix/bin/cilkprofd" ] && [ -x "$exec_start" ] ||
+  fail "the unit's ExecStart= runs '$exec_start', not the installed $prefix/bin/cilkprofd"
+for doc in $(sed -n 's/^Documentation=//p' "$unit" | tr ' ' '\n' | sed 's|^file://||'); do
+  [ -f "$doc" ] || fail "the unit's Documentation= names $doc, which this install does not hold"
+done
 echo "install test passed"
