@@ -390,11 +390,15 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
   // node outranks every other error. This reader meets the other errors before it has
   // parsed the nodes after them: before reporting one, it parses those nodes (on this
   // error path only: a good file's nodes are parsed once).
-  auto unless_a_node_is_unparsable = [&](Status status) {
+  // Parses the nodes one reused message at a time, in file order, and hands each to
+  // `visit` (which returns a failed status to stop); an unparsable node, or one the
+  // whole-file decoder refuses, stops the walk with that verdict.
+  auto for_each_node = [&](const auto& visit) -> Status {
     FieldScanner scan(payload);
     uint32_t number = 0;
     std::string_view field, body;
     profile::Node node;
+    int index = 0;
     while (!scan.done()) {
       scan.Next(&number, &field, &body);  // pass 1 read the same bytes
       if (!scan.AtNode(number)) continue;
@@ -402,8 +406,13 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
         return Status::Error(UnparsableMessage(path));
       }
       if (refused_whole(node)) return *whole_verdict;
+      if (Status status = visit(index++, node); !status.ok()) return status;
     }
-    return status;
+    return Status::Ok();
+  };
+  auto unless_a_node_is_unparsable = [&](Status status) {
+    const Status nodes = for_each_node([](int, const profile::Node&) { return Status::Ok(); });
+    return nodes.ok() ? status : nodes;
   };
   if (profile.format_version() != version) {
     return unless_a_node_is_unparsable(error(fmt::format(
@@ -417,22 +426,12 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
   if (Status status = ValidateTables(profile, node_count); !status.ok()) return damaged(status);
 
   // Pass 2: the nodes, one reused message at a time, checked against the tables.
-  FieldScanner scan(payload);
-  uint32_t number = 0;
-  std::string_view field, body;
-  profile::Node node;
-  int index = 0;
-  while (!scan.done()) {
-    scan.Next(&number, &field, &body);  // pass 1 read the same bytes
-    if (!scan.AtNode(number)) continue;
-    if (!node.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-      return Status::Error(UnparsableMessage(path));
-    }
-    if (refused_whole(node)) return *whole_verdict;
+  const Status nodes = for_each_node([&](int index, const profile::Node& node) {
     if (Status status = ValidateNode(profile, index, node); !status.ok()) return damaged(status);
     on_node(static_cast<uint32_t>(index), node);
-    ++index;
-  }
+    return Status::Ok();
+  });
+  if (!nodes.ok()) return nodes;
   return profile;
 }
 

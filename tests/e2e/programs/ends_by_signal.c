@@ -21,35 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "burn.h"
+#include "spin.h"
 
-static int cpu_fd = -1;
 static volatile sig_atomic_t got_sigint = 0;
-
-static double cpu_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void record_cpu(void) {
-  if (cpu_fd < 0) return;
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  char line[32];
-  const int n = snprintf(line, sizeof line, "%020lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-  if (pwrite(cpu_fd, line, (size_t)n, 0) != n) cpu_fd = -1;
-}
-
-__attribute__((noinline)) uint64_t burn_a_little(void) { return burn_iterations(100000, 7); }
-
-/* Until the process has used `seconds` of CPU (all threads together); forever if < 0. */
-__attribute__((noinline)) void spin_until(double seconds) {
-  while (seconds < 0 || cpu_seconds() < seconds) {
-    burn_a_little();
-    record_cpu();
-  }
-}
 
 static void* worker(void* arg) {
   spin_until(*(double*)arg);
@@ -91,8 +65,7 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "segv";
   const double seconds = argc > 2 ? atof(argv[2]) : 0.5;
   const int threads = argc > 3 ? atoi(argv[3]) : 0;
-  const char* cpu_file = getenv("CPU_FILE");
-  if (cpu_file != NULL) cpu_fd = open(cpu_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  open_cpu_record();
 
   const int forever = strcmp(mode, "spin") == 0 || strcmp(mode, "handler-reraises") == 0 ||
                       strcmp(mode, "handler-returns") == 0;

@@ -35,37 +35,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "burn.h"
+#include "spin.h"
 
 #define ALT_BYTES (256 * 1024)
 #define PATTERN 0xA5
 
-static int cpu_fd = -1;
 static char* own_alt = NULL;
-
-static double cpu_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void record_cpu(void) {
-  if (cpu_fd < 0) return;
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  char line[32];
-  const int n = snprintf(line, sizeof line, "%020lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-  if (pwrite(cpu_fd, line, (size_t)n, 0) != n) cpu_fd = -1;
-}
-
-__attribute__((noinline)) uint64_t burn_a_little(void) { return burn_iterations(100000, 7); }
-
-__attribute__((noinline)) void spin_until(double seconds) {
-  while (cpu_seconds() < seconds) {
-    burn_a_little();
-    record_cpu();
-  }
-}
 
 /* Unbounded recursion the compiler can neither unroll nor turn into a loop. */
 static int (*volatile recurse_next)(int);
@@ -195,8 +170,7 @@ static int fork_overflow(double seconds) {
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "main";
   double seconds = argc > 2 ? atof(argv[2]) : 0.3;
-  const char* cpu_file = getenv("CPU_FILE");
-  if (cpu_file != NULL) cpu_fd = open(cpu_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  open_cpu_record();
   /* The main thread's stack grows up to this limit: keep the overflow quick. */
   struct rlimit stack;
   if (getrlimit(RLIMIT_STACK, &stack) == 0 && (stack.rlim_cur == RLIM_INFINITY || stack.rlim_cur > (8u << 20))) {
