@@ -172,10 +172,16 @@ class ForwardedSignalsTest(WithTempDir):
                 try:
                     read_line_matching(proc.stdout, r"^ready (\d+)")
                     os.kill(proc.pid, signo)
-                    out, err = proc.communicate(timeout=GUARD)
+                    # Not communicate(): it closes the program's standard input at once,
+                    # and a program that reads end-of-file before the passed signal
+                    # arrives exits 0. Its input stays open until it has ended.
+                    proc.wait(timeout=GUARD)
+                    err = proc.stderr.read()
                 finally:
                     if proc.poll() is None:
                         proc.kill()
+                    for stream in (proc.stdin, proc.stdout, proc.stderr):
+                        stream.close()
                 # cilkprof-run then dies by the same signal, as the program did, so that a
                 # shell loop around it stops on Ctrl-C as it would around the program.
                 self.assertEqual(proc.returncode, -signo, err)

@@ -163,7 +163,7 @@ RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, co
   NodeValues values(nodes, metric_count);
   std::vector<double> inclusive(node_count * metric_count);
   for (size_t i = 0; i < node_count; ++i) {
-    std::copy_n(values.Exclusive(static_cast<uint32_t>(i)), metric_count, &inclusive[i * metric_count]);
+    std::copy_n(values.Exclusive(static_cast<uint32_t>(i)), metric_count, inclusive.data() + i * metric_count);
   }
   std::vector<uint32_t> first_child(node_count + 1, 0), children(node_count > 0 ? node_count - 1 : 0);
   for (size_t i = node_count; i-- > 1;) {
@@ -273,7 +273,7 @@ RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, co
   std::vector<Visit> stack;
   const uint32_t root_children_begin = first_child[0], root_children_end = first_child[1];
   auto enter = [&](uint32_t n) -> bool {
-    const double* incl = &inclusive[size_t{n} * metric_count];
+    const double* incl = inclusive.data() + size_t{n} * metric_count;
     if (std::all_of(incl, incl + metric_count, [](double v) { return v == 0.0; })) return false;
     // Rows first (they may be created here), then the counters sized for them.
     for (uint32_t site : sites_of[n]) site_line_row(site);

@@ -79,12 +79,12 @@ uint32_t RowTreeBuilder::FindOrAdd(uint32_t parent, LabelId label, Edge edge, bo
 }
 
 void RowTreeBuilder::AddExclusive(uint32_t row, const double* values) {
-  double* to = &exclusive_[size_t{row} * metric_count_];
+  double* to = exclusive_.data() + size_t{row} * metric_count_;
   for (size_t m = 0; m < metric_count_; ++m) to[m] += values[m];
 }
 
 void RowTreeBuilder::AddInclusive(uint32_t row, const double* values) {
-  double* to = &inclusive_[size_t{row} * metric_count_];
+  double* to = inclusive_.data() + size_t{row} * metric_count_;
   for (size_t m = 0; m < metric_count_; ++m) to[m] += values[m];
 }
 

@@ -66,8 +66,10 @@ class RowTree {
   Edge edge(uint32_t n) const { return (flags_[n] & kSpawnFlag) ? Edge::kSpawn : Edge::kCall; }
   // Every address folded into the row was inlined code.
   bool inlined(uint32_t n) const { return (flags_[n] & kInlinedFlag) != 0; }
-  const double* inclusive(uint32_t n) const { return &inclusive_[size_t{n} * stored_metrics()]; }
-  const double* exclusive(uint32_t n) const { return &exclusive_[size_t{n} * stored_metrics()]; }
+  // data() + offset, not &v[offset]: a profile without metrics stores none, and
+  // indexing an empty vector is undefined even when the pointer is never read.
+  const double* inclusive(uint32_t n) const { return inclusive_.data() + size_t{n} * stored_metrics(); }
+  const double* exclusive(uint32_t n) const { return exclusive_.data() + size_t{n} * stored_metrics(); }
   // The call sites joined to row n (indices into the call-site table, sorted, distinct).
   std::span<const uint32_t> sites(uint32_t n) const;
 
