@@ -34,9 +34,15 @@ TEST_F(PeerTrustTest, TcpIsOffByDefault) {
 
 // Run as root, a process of another uid connects; otherwise the allowed list names
 // another uid than ours. Either way the kernel's credentials decide, not the Hello.
+// Not as root under ThreadSanitizer, which does not support fork() in a process that
+// runs threads (here the aggregator's: it then reports the parent's earlier writes as
+// races), and root's own connections are always served: the other builds run it.
 TEST_F(PeerTrustTest, UnixPeersOfOtherUidsAreRefused) {
   AggregatorOptions options = Options();
   const bool root = ::geteuid() == 0;
+#if defined(__SANITIZE_THREAD__)
+  if (root) GTEST_SKIP() << "as root this test forks, which ThreadSanitizer does not support with threads running";
+#endif
   constexpr uid_t kOther = 65534;  // nobody
   if (root) {
     // Reachable by the other user, so that the peer check, not the file mode, refuses.
