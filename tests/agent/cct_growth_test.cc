@@ -103,7 +103,9 @@ TEST(CctIndexGrowth, EveryNodeStaysFindableThroughEachDoubling) {
   EXPECT_GT(checks, 600u);
   ExpectAllFindable(&cct);
   // Chains average at most one once a move has finished: the index kept up.
-  if (!cct.index_growing()) EXPECT_GE(uint64_t{cct.index_buckets()}, cct.published_count() - 1);
+  if (!cct.index_growing()) {
+    EXPECT_GE(uint64_t{cct.index_buckets()}, cct.published_count() - 1);
+  }
 }
 
 TEST(CctIndexGrowth, PathsAndMetricsSurviveGrowth) {

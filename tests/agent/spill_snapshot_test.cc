@@ -122,7 +122,9 @@ TEST(RetiredThreadsTest, EndedThreadsAreFoldedIntoOneTreeAndKeepTheirCounters) {
     for (const ThreadDeltaMsg& t : d.threads) {
       nodes += t.nodes.size();
       ended += t.exited ? 1 : 0;
-      if (!t.nodes.empty()) EXPECT_EQ(t.tid, 11u);
+      if (!t.nodes.empty()) {
+        EXPECT_EQ(t.tid, 11u);
+      }
     }
   }
   EXPECT_EQ(nodes, 4u);  // in batches of 2

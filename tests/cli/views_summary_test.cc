@@ -161,7 +161,9 @@ TEST(SummaryInline, FoldChargesInlinedCodeToItsCaller) {
   const ProfileSummary folded = Summarize(testing::SmallProfile(), "s.cilkprof", 10, fold);
   for (const TopFunction& f : folded.top_functions) {
     EXPECT_NE(f.name, "helper");
-    if (f.name == "a") EXPECT_DOUBLE_EQ(f.exclusive, 2e6);  // the helper's 2 ms, inlined into a
+    if (f.name == "a") {
+      EXPECT_DOUBLE_EQ(f.exclusive, 2e6);  // the helper's 2 ms, inlined into a
+    }
   }
   const auto json = nlohmann::json::parse(RenderSummaryJson(keep, testing::SmallProfile()));
   EXPECT_TRUE(json["top_functions"][2]["inlined"].get<bool>()) << json["top_functions"].dump();
