@@ -1,6 +1,7 @@
 #include "blame.h"
 
 #include "agent_state.h"
+#include "instrumentation.h"
 
 #include "cilkprof/unwinder/logical.h"
 #include "runtime_view.h"
@@ -60,13 +61,14 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
                 bool synchronous) {
   SampleCounters* counters = &t->counters;
   const WorkerView view = ReadWorker();
-  if (view.state == CILKPROF_STATE_IDLE) {
+  const SampleKind kind = ClassifySample(view.state, InInstrumentation());
+  if (kind == SampleKind::kIdle) {
     CounterAdd(&counters->idle_samples, 1);
     CounterAdd(&counters->idle_ns, weight);
     return;
   }
   const unwinder::LogicalResult r = Unwind(t, context, mode, view, synchronous);
-  const bool overhead = view.state == CILKPROF_STATE_OVERHEAD;
+  const bool overhead = kind == SampleKind::kOverhead;
   const bool unattributed = overhead && r.unattributed;
   const bool partial = !unattributed && (r.partial || r.truncated || r.depth == 0);
   const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial, unattributed, GapOf(r));
@@ -75,8 +77,13 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
     return;
   }
   t->cct.AddMetric(node, kMetricSamples, 1);
-  t->cct.AddMetric(node, overhead ? kMetricOverhead : kMetricWork, weight);
-  if (view.worker != nullptr && view.working > 0 && view.workers > view.working) {
+  if (kind == SampleKind::kInstrumentation) {
+    t->cct.AddMetric(node, kMetricInstrumentation, weight);
+  } else {
+    t->cct.AddMetric(node, overhead ? kMetricOverhead : kMetricWork, weight);
+  }
+  if (kind != SampleKind::kInstrumentation && view.worker != nullptr && view.working > 0 &&
+      view.workers > view.working) {
     t->cct.AddMetric(node, kMetricIdleness, weight * (view.workers - view.working) / view.working);
   }
   CounterAdd(&counters->samples, 1);

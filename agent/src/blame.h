@@ -8,6 +8,10 @@
 //                                 caused the scheduling work (unwinder/logical.h says
 //                                 how it is found); at the root when there is none;
 //   IDLE                          nothing in the tree: idle_samples and idle_ns count it.
+//   in the work/span tool's      instrumentation += weight at the logical path (found
+//   code, any state              as for the state), and nothing else: no work, overhead
+//   (instrumentation.h)          or idleness, so that the sampled profile describes the
+//                                user's program, not the instrumented one.
 // On WORKING and OVERHEAD samples, idleness += weight x (workers - working) / working,
 // both counters read from the runtime at the sample (they are updated with relaxed
 // stores by other threads, so each read may be slightly stale: the summary reports

@@ -36,7 +36,8 @@ enum MetricId : uint32_t {
   kMetricIdleness = 2,
   kMetricOverhead = 3,
   kMetricProbe = 4,
-  kMetricCount = 5
+  kMetricInstrumentation = 5,
+  kMetricCount = 6
 };
 
 inline constexpr uint32_t kNoNode = 0xffffffffu;

@@ -25,6 +25,10 @@ inline constexpr MetricInfo kMetricInfo[kMetricCount] = {
      "sample weights taken while the runtime did scheduling work (spawn, sync, steal, "
      "fiber switches), at the spawn or sync site that caused it"},
     {"probe", "count", "cilkprof_probe() calls made with this context (tests of logical paths)"},
+    {"instrumentation", "ns",
+     "sample weights taken while the thread ran the work/span tool's code (its hooks and "
+     "program API), at the logical context that called it; never in work, overhead or "
+     "idleness (cilkprof run --no-workspan: none)"},
 };
 
 }  // namespace cilkprof::agent

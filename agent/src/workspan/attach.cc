@@ -18,6 +18,7 @@
 #include "agent_state.h"
 #include "log.h"
 #include "workspan/engine.h"
+#include "workspan/guarded_hooks.h"
 #include "workspan/report.h"
 #include "workspan/workspan.h"
 
@@ -146,6 +147,8 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   // The burden is in cycles for the TSC (TSC ticks are reference cycles) and in the
   // clock's own unit otherwise.
   config.burden_ticks = burden;
+  // Code of the runtime library: its child trampoline calls spawned callables.
+  config.runtime_code = reinterpret_cast<const void*>(runtime->current_worker);
   units.clock = config.clock == ClockKind::kTsc ? "tsc" : config.clock == ClockKind::kCounter ? "counter" : "monotonic";
   units.unit = config.clock == ClockKind::kCounter ? "units" : "ns";
   units.unit_per_tick = ns_per_tick;
@@ -163,7 +166,9 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   SetTopLevelEndCallback(&OnTopLevelEnd);
   atexit(&SendAtExit);
   pthread_atfork(&LockForFork, &UnlockAfterFork, &AfterForkInChild);
-  return Hooks();
+  // The runtime calls the hooks through wrappers that mark the thread as in the tool,
+  // so that samples taken there are `instrumentation` (guarded_hooks.h).
+  return GuardHooks(Hooks());
 }
 
 size_t AppendSnapshotFrames(std::vector<std::string>* frames) {
