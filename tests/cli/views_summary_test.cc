@@ -169,5 +169,39 @@ TEST(SummaryInline, FoldChargesInlinedCodeToItsCaller) {
   EXPECT_TRUE(json["top_functions"][2]["inlined"].get<bool>()) << json["top_functions"].dump();
 }
 
+// Samples in the work/span tool's code: their own line with the share and the dilation
+// they imply, and never in effort (docs/WORKSPAN.md, "Instrumentation and the sampled
+// profile").
+TEST(Summary, InstrumentationShareAndDilation) {
+  const profile::Profile without = testing::BlameProfile();
+  profile::Profile p = without;
+  auto* metric = p.add_metrics();
+  metric->set_name(kInstrumentationMetric);
+  metric->set_unit("ns");
+  auto* a = p.mutable_nodes(2);  // A, the first row under main
+  ASSERT_EQ(a->exclusive_size(), 4);
+  a->add_exclusive(300e6);
+  p.mutable_totals()->set_idle_ns(20000000);
+  const ProfileSummary s = Summarize(p, "test.cilkprof", 3);
+  const ProfileSummary base = Summarize(without, "test.cilkprof", 3);
+  ASSERT_TRUE(s.instrumentation.present);
+  EXPECT_FALSE(base.instrumentation.present);
+  EXPECT_DOUBLE_EQ(s.blame.effort, base.blame.effort);
+  EXPECT_DOUBLE_EQ(s.blame.work, base.blame.work);
+  const double sampled = s.blame.work + s.blame.overhead + 300e6 + 20e6;
+  EXPECT_DOUBLE_EQ(s.instrumentation.instrumentation, 300e6);
+  EXPECT_DOUBLE_EQ(s.instrumentation.share, 300e6 / sampled);
+  EXPECT_DOUBLE_EQ(s.instrumentation.dilation, sampled / (sampled - 300e6));
+  const std::string text = RenderSummaryText(s);
+  EXPECT_NE(text.find("Instrumentation  300.0 ms ("), std::string::npos) << text;
+  EXPECT_NE(text.find("--no-workspan"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Total instrumentation"), std::string::npos) << text;
+  EXPECT_EQ(RenderSummaryText(base).find("Instrumentation"), std::string::npos);
+  const auto json = nlohmann::json::parse(RenderSummaryJson(s, p));
+  EXPECT_DOUBLE_EQ(json["instrumentation"].get<double>(), 300e6);
+  EXPECT_DOUBLE_EQ(json["instrumentation_share"].get<double>(), s.instrumentation.share);
+  EXPECT_DOUBLE_EQ(json["dilation"].get<double>(), s.instrumentation.dilation);
+}
+
 }  // namespace
 }  // namespace cilkprof::views

@@ -95,6 +95,33 @@ void SummarizeBlame(const profile::Profile& profile, const MetricColumns& metric
   }
 }
 
+// All sample weights (ns): every ns metric in the tree (work, overhead,
+// instrumentation; idleness is blame, not time of its own) and the idle workers' own.
+InstrumentationSummary SummarizeInstrumentation(const profile::Profile& profile, const MetricColumns& metrics,
+                                                const std::vector<double>& total) {
+  InstrumentationSummary out;
+  const size_t instrumentation = metrics.Find(kInstrumentationMetric);
+  if (instrumentation >= metrics.stored() || total[instrumentation] <= 0) return out;
+  out.present = true;
+  out.instrumentation = total[instrumentation];
+  out.sampled = static_cast<double>(profile.totals().idle_ns());
+  for (const char* name : {"work", "overhead", kInstrumentationMetric}) {
+    const size_t m = metrics.Find(name);
+    if (m < metrics.stored()) out.sampled += total[m];
+  }
+  out.share = out.sampled > 0 ? out.instrumentation / out.sampled : 0;
+  out.dilation = out.sampled > out.instrumentation ? out.sampled / (out.sampled - out.instrumentation) : 0;
+  return out;
+}
+
+std::string InstrumentationLine(const InstrumentationSummary& i) {
+  char dilation[32];
+  std::snprintf(dilation, sizeof dilation, "%.2fx", i.dilation);
+  return FormatDuration(i.instrumentation / 1e9) + " (" + Percent(i.share, 1) +
+         " of sampled time) in the work/span tool's code, kept out of work, overhead and idleness; "
+         "the run took at least " + dilation + " the time it would without it (cilkprof run --no-workspan)";
+}
+
 bool IsRuntimeMetric(const std::string& name) {
   return name == "idleness" || name == "overhead" || name == "probe" || name == kEffortMetric ||
          name == kIdlenessPercentMetric || name == kOverheadPercentMetric;
@@ -225,6 +252,7 @@ ProfileSummary Summarize(const profile::Profile& profile, const ProfileNodes& no
   }
 
   SummarizeBlame(profile, metrics, total, functions, labels, top, &summary.blame);
+  summary.instrumentation = SummarizeInstrumentation(profile, metrics, total);
 
   for (const auto& warning : process.warnings()) summary.warnings.push_back(warning);
   if (summary.samples == 0) {
@@ -278,6 +306,8 @@ std::string RenderSummaryText(const ProfileSummary& s) {
     // Without a runtime the runtime's metrics are zeros that only say "not measured".
     // (Without blame their totals are zero, and effort is only work again.)
     if (!s.blame.present && IsRuntimeMetric(s.metric_names[m])) continue;
+    // Shown on its own line below, and only when the tool ran.
+    if (s.metric_names[m] == kInstrumentationMetric) continue;
     const Scale scale = ChooseScale(s.metric_units[m], s.metric_totals[m]);
     line("Total " + s.metric_names[m],
          s.metric_units[m] == "ns" ? FormatDuration(s.metric_totals[m] / 1e9)
@@ -304,6 +334,7 @@ std::string RenderSummaryText(const ProfileSummary& s) {
       }
     }
   }
+  if (s.instrumentation.present) line("Instrumentation", InstrumentationLine(s.instrumentation));
   if (!s.top_functions.empty()) {
     const double total = [&] {
       for (size_t m = 0; m < s.metric_names.size(); ++m)
@@ -365,9 +396,13 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
                                           "deep_stack_frames_elided", "deepest_stack",
                                           "clock", "period_ns", "unwind", "end_reason", "metrics",
                                           "top_functions", "warnings", "idle_samples",
-                                          "overhead_samples", "blame"};
+                                          "overhead_samples", "blame", "instrumentation_share", "dilation"};
   for (size_t m = 0; m < s.metric_names.size(); ++m) {
     if (!reserved.count(s.metric_names[m])) out[s.metric_names[m]] = s.metric_totals[m];
+  }
+  if (s.instrumentation.present) {
+    out["instrumentation_share"] = s.instrumentation.share;
+    out["dilation"] = s.instrumentation.dilation;
   }
   if (s.blame.present) {
     const BlameSummary& b = s.blame;

@@ -23,6 +23,9 @@
 namespace cilkprof::views {
 
 inline constexpr const char* kEffortMetric = "effort";
+// Samples in the work/span tool's own code (agent/src/instrumentation.h): not part of
+// effort, which describes the user's program.
+inline constexpr const char* kInstrumentationMetric = "instrumentation";
 inline constexpr const char* kIdlenessPercentMetric = "% idleness";
 inline constexpr const char* kOverheadPercentMetric = "% overhead";
 

@@ -48,6 +48,18 @@ struct BlameSummary {
   std::vector<BlameContext> top_contexts;
 };
 
+// The work/span tool's share of the samples (docs/WORKSPAN.md, "Instrumentation and
+// the sampled profile"): `instrumentation` is kept out of work, overhead and idleness,
+// and the run was slower than an uninstrumented one by about `dilation`.
+struct InstrumentationSummary {
+  bool present = false;  // the profile has the metric and some of it
+  double instrumentation = 0;  // ns of samples in the tool's code
+  double sampled = 0;          // ns of all samples: in the tree, and the idle workers'
+  double share = 0;            // instrumentation / sampled
+  double dilation = 1;         // sampled / (sampled - instrumentation): a lower bound
+                               // (the tool also slows the code around its hooks)
+};
+
 struct ProfileSummary {
   std::string profile_path;
   std::string program;
@@ -73,6 +85,7 @@ struct ProfileSummary {
   std::vector<TopFunction> top_functions;
   std::vector<std::string> warnings;  // the profile's own, then ours (partial unwinds, drops)
   BlameSummary blame;
+  InstrumentationSummary instrumentation;
 };
 
 // `top` functions by exclusive value of the default metric ("work" when present).
