@@ -5,6 +5,7 @@ add_library(cilk SHARED
   src/asymmetric_fence.cpp
   src/config.cpp
   src/idle_sleep.cpp
+  src/instrument_functions.cpp
   src/overflow_guard.cpp
   src/runtime.cpp
   src/scheduler.cpp
@@ -21,7 +22,7 @@ target_link_libraries(cilk PRIVATE cilkprof::runtime_abi Boost::context Threads:
 # spawn shim's arguments, child_ops, scope_state), so bump it whenever that header's
 # layouts or entry points change; a program built against another version then fails
 # to load (libcilk.so.N not found) instead of misbehaving.
-set(CILK_ABI_VERSION 1)
+set(CILK_ABI_VERSION 2)
 set_target_properties(cilk PROPERTIES
   CXX_VISIBILITY_PRESET hidden
   VISIBILITY_INLINES_HIDDEN ON
@@ -62,4 +63,6 @@ foreach(dir LIBDIR INCLUDEDIR)
   endif()
 endforeach()
 configure_file(cilk.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc DESTINATION ${cilk_pc_dir})
+configure_file(cilk-profile.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cilk-profile.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cilk.pc ${CMAKE_CURRENT_BINARY_DIR}/cilk-profile.pc
+        DESTINATION ${cilk_pc_dir})

@@ -55,10 +55,8 @@ TEST_F(InstrumentationTest, SampleInsideEveryGuardedHookIsInstrumentation) {
   engine.sync_begin = &SamplingHook;
   engine.sync_end = &SamplingHook;
   engine.scope_exit = &SamplingHook;
-#if CILKPROF_RUNTIME_ABI_VERSION >= 2
   engine.func_enter = &SamplingHook;
   engine.func_exit = &SamplingHook;
-#endif
   const cilkprof_hooks_t* hooks = workspan::GuardHooks(&engine);
   ASSERT_NE(hooks, nullptr);
   cilkprof_frame_t frame{};
@@ -71,22 +69,15 @@ TEST_F(InstrumentationTest, SampleInsideEveryGuardedHookIsInstrumentation) {
     EXPECT_EQ(g_seen, SampleKind::kInstrumentation) << name;
     EXPECT_FALSE(InInstrumentation()) << name << ": the mark must end with the hook";
   };
-#if CILKPROF_RUNTIME_ABI_VERSION >= 2
   expect_instrumentation("scope_enter", [&] { CILKPROF_HOOK(hooks, scope_enter, &frame, &site, &site); });
   expect_instrumentation("spawn", [&] { CILKPROF_HOOK(hooks, spawn, &frame, &site, &site); });
-#else
-  expect_instrumentation("scope_enter", [&] { CILKPROF_HOOK(hooks, scope_enter, &frame, &site); });
-  expect_instrumentation("spawn", [&] { CILKPROF_HOOK(hooks, spawn, &frame, &site); });
-#endif
   expect_instrumentation("child_end", [&] { CILKPROF_HOOK(hooks, child_end, &frame); });
   expect_instrumentation("continuation", [&] { CILKPROF_HOOK(hooks, continuation, &frame); });
   expect_instrumentation("sync_begin", [&] { CILKPROF_HOOK(hooks, sync_begin, &frame, &site); });
   expect_instrumentation("sync_end", [&] { CILKPROF_HOOK(hooks, sync_end, &frame); });
   expect_instrumentation("scope_exit", [&] { CILKPROF_HOOK(hooks, scope_exit, &frame); });
-#if CILKPROF_RUNTIME_ABI_VERSION >= 2
   expect_instrumentation("func_enter", [&] { CILKPROF_HOOK(hooks, func_enter, &site, &site); });
   expect_instrumentation("func_exit", [&] { CILKPROF_HOOK(hooks, func_exit, &site, &site); });
-#endif
 
   // The same hook called unguarded, and a sample outside any hook: the runtime's own.
   g_seen = SampleKind::kIdle;

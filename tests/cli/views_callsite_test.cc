@@ -19,15 +19,15 @@
 //     op@baz-call          baz is called after op's scope closed
 //       baz@work           baz holds the scope at line 87
 //
-// Call sites (work, span, span-on-span in ms; the program's span is 254 ms):
-//   0 call  op   from (root)             1000 / 250 / 250
-//   1 spawn at op:119                     700 /   2 /   0
-//   2 call  cp   from the spawn op:119    699 /   2 /   0
-//   3 spawn at cp:59                      690 /   3 /   0
-//   4 call  cp   from the spawn cp:59     680 /   3 /   0
-//   5 call  cp   from cp's scope          685 /   2 /   0
-//   6 call  bar  from op's scope          300 / 248 / 248
-//   7 call  baz  from (root)              100 /   4 /   4
+// Call sites, keyed by the call instruction in the caller (work, span, span-on-span
+// in ms; the program's span is 254 ms). The spawned lambdas' calls of cp belong to
+// their spawns.
+//   0 call  main -> op   at main@0x100     1000 / 250 / 250
+//   1 spawn at op:119 (callee cp)           700 /   2 /   0
+//   2 spawn at cp:59 (callee cp)            690 /   3 /   0
+//   3 call  cp -> cp     at cp:60           685 /   2 /   0
+//   4 call  op -> bar    at op:120          300 / 248 / 248
+//   5 call  op -> baz    at op:124          100 /   4 /   4
 #include <gtest/gtest.h>
 
 #include <initializer_list>
@@ -85,12 +85,12 @@ uint32_t AddNode(profile::Profile& p, uint32_t parent, uint32_t location, double
   return static_cast<uint32_t>(p.nodes_size() - 1);
 }
 
-void AddSite(profile::Profile& p, wire::WorkSpanSiteKind kind, uint32_t location, uint32_t parent,
+void AddSite(profile::Profile& p, wire::WorkSpanSiteKind kind, uint32_t location, uint32_t callee,
              double work_ms, double span_ms, double span_on_span_ms, uint64_t count) {
   auto* site = p.mutable_workspan()->add_call_sites();
   site->set_kind(kind);
   site->set_location(location);
-  site->set_parent_location(parent);
+  site->set_callee_location(callee);
   site->set_count(count);
   site->set_work_on_work(static_cast<uint64_t>(work_ms * kMs));
   site->set_span_on_work(static_cast<uint64_t>(span_ms * kMs));
@@ -151,14 +151,12 @@ profile::Profile BottleneckProfile(bool with_workspan = true) {
     ws->set_unit("ns");
     ws->set_work(static_cast<uint64_t>(1100 * kMs));
     ws->set_span(static_cast<uint64_t>(254 * kMs));
-    AddSite(p, wire::WORKSPAN_CALL, op_scope, 0, 1000, 250, 250, 1);
-    AddSite(p, wire::WORKSPAN_SPAWN, op_spawn, 0, 700, 2, 0, 1);
-    AddSite(p, wire::WORKSPAN_CALL, cp_scope, op_spawn, 699, 2, 0, 1);
-    AddSite(p, wire::WORKSPAN_SPAWN, cp_spawn, 0, 690, 3, 0, 7);
-    AddSite(p, wire::WORKSPAN_CALL, cp_scope, cp_spawn, 680, 3, 0, 3);
-    AddSite(p, wire::WORKSPAN_CALL, cp_scope, cp_scope, 685, 2, 0, 3);
-    AddSite(p, wire::WORKSPAN_CALL, bar_scope, op_scope, 300, 248, 248, 1);
-    AddSite(p, wire::WORKSPAN_CALL, baz_scope, 0, 100, 4, 4, 1);
+    AddSite(p, wire::WORKSPAN_CALL, main_at, op_scope, 1000, 250, 250, 1);
+    AddSite(p, wire::WORKSPAN_SPAWN, op_spawn, cp_scope, 700, 2, 0, 1);
+    AddSite(p, wire::WORKSPAN_SPAWN, cp_spawn, cp_scope, 690, 3, 0, 7);
+    AddSite(p, wire::WORKSPAN_CALL, cp_call, cp_scope, 685, 2, 0, 3);
+    AddSite(p, wire::WORKSPAN_CALL, op_bar, bar_scope, 300, 248, 248, 1);
+    AddSite(p, wire::WORKSPAN_CALL, op_baz, baz_scope, 100, 4, 4, 1);
   }
   return p;
 }
@@ -194,22 +192,22 @@ TEST(CallSiteJoin, AddressNodesGetTheirSites) {
   const NodeSites joined = JoinCallSitesToNodes(BottleneckProfile());
   // Node numbers as added in BottleneckProfile.
   const std::vector<std::vector<uint32_t>> expected = {
-      {},      // root
-      {},      // main
-      {0},     // op@bar-call: op's scope, entered at the top level
-      {6},     // bar: from op's scope
-      {0},     // op@spawn
-      {1},     // [s] lam: the spawn at op:119
-      {2},     // cp@call: entered directly by the spawned child of op:119
-      {5},     // cp@spawn: from the frame of cp holding its scope
-      {3},     // [s] cplam: the spawn at cp:59
-      {4},     // cp@leaf: entered directly by the spawned child of cp:59
-      {5},     // cp@spawn (recursive)
-      {3},     // [s] cplam (recursive)
-      {4},     // cp@leaf (recursive)
-      {5},     // cp@leaf under cp@call
-      {0},     // op@baz-call
-      {7},     // baz: op's scope had closed; the top level
+      {},   // root
+      {},   // main
+      {0},  // op@bar-call: called from main at 0x100
+      {4},  // bar: called from op at op:120
+      {0},  // op@spawn
+      {1},  // [s] lam: the spawn at op:119
+      {},   // cp@call: called by the spawned lambda itself (part of the spawn)
+      {3},  // cp@spawn: called from cp at cp:60
+      {2},  // [s] cplam: the spawn at cp:59
+      {},   // cp@leaf: called by the spawned lambda
+      {},   // cp@spawn under cp@leaf: no site at that address
+      {2},  // [s] cplam (recursive)
+      {},   // cp@leaf (recursive)
+      {3},  // cp@leaf under cp@call: called at cp:60
+      {0},  // op@baz-call
+      {5},  // baz: called from op at op:124
   };
   ASSERT_EQ(joined.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -237,13 +235,13 @@ TEST(CallSiteColumns, TopDownRowsShowTheirSitesOnceAtTheTopMostRow) {
   // The spawn site is on the [spawn] row, not on the inlined spawn template above it.
   EXPECT_FALSE(cells.at(kOp + "/cilk::scope::spawn<op::lam> (inline)"));
   EXPECT_DOUBLE_EQ(WorkMs(cells.at(kLam)), 700);
-  // count_primes entered by a spawned child (of op:119, of cp:59) and from its own
-  // frame: three sites, three rows.
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at(kCp1)), 699);
+  // count_primes called by the spawned lambdas belongs to their spawns (no row of
+  // its own); called by itself at cp:60 it is a call site.
+  EXPECT_FALSE(cells.at(kCp1));
   EXPECT_DOUBLE_EQ(WorkMs(cells.at(kCp2)), 685);  // two address nodes, one site
   EXPECT_EQ(cells.at(kCp2)->count, 3u);
   EXPECT_DOUBLE_EQ(WorkMs(cells.at(kCpLam1)), 690);
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at(kCp3)), 680);
+  EXPECT_FALSE(cells.at(kCp3));
   // Recursion: the same sites deeper on the path show nothing.
   EXPECT_FALSE(cells.at(kCp4));
   EXPECT_FALSE(cells.at(kCpLam2));
@@ -253,10 +251,13 @@ TEST(CallSiteColumns, TopDownRowsShowTheirSitesOnceAtTheTopMostRow) {
 TEST(CallSiteColumns, BottomUpFunctionsShowTheirOutermostContextsSites) {
   const RowTree top_down = BuildTopDown(BottleneckProfile());
   const auto cells = CellsByPath(BottomUp(top_down));
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp")), 699);  // the outermost count_primes only
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp/op::lam")), 699);
+
+  // The outermost count_primes are called by spawned lambdas: their spawns' sites
+  // show on the lambdas' rows; count_primes itself shows its call from itself.
+  EXPECT_FALSE(cells.at("cp"));
+  EXPECT_FALSE(cells.at("cp/op::lam"));
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp/cp")), 685);
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp/cp::lam")), 680);
+  EXPECT_FALSE(cells.at("cp/cp::lam"));
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("op::lam")), 700);
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp::lam")), 690);
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("bar")), 300);
@@ -269,19 +270,18 @@ TEST(CallSiteColumns, BottomUpFunctionsShowTheirOutermostContextsSites) {
 TEST(CallSiteColumns, FlatLinesShowTheSitesAtThem) {
   const auto cells = CellsByPath(BuildFlat(BottleneckProfile()));
   const std::string cp = "/bin/sb/sb.cpp/cp/";
-  // Line 58 holds three call sites of count_primes; the outermost invocation covers
-  // the nested ones, so only it counts. The scope line had no sample: its row is added.
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at(cp + "sb.cpp:58")), 699);
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at(cp + "sb.cpp:59")), 690);
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at("/bin/sb/sb.cpp/op/sb.cpp:118")), 1000);
+  // Each site on the caller's line: the call or the spawn.
+  EXPECT_DOUBLE_EQ(WorkMs(cells.at("/bin/sb/sb.cpp/main/sb.cpp:130")), 1000);
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("/bin/sb/sb.cpp/op/sb.cpp:119")), 700);
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at("/bin/sb/sb.cpp/bar/sb.cpp:77")), 300);
-  EXPECT_DOUBLE_EQ(WorkMs(cells.at("/bin/sb/sb.cpp/baz/sb.cpp:87")), 100);
-  // Module, file and function rows carry nothing.
+  EXPECT_DOUBLE_EQ(WorkMs(cells.at("/bin/sb/sb.cpp/op/sb.cpp:120")), 300);
+  EXPECT_DOUBLE_EQ(WorkMs(cells.at("/bin/sb/sb.cpp/op/sb.cpp:124")), 100);
+  EXPECT_DOUBLE_EQ(WorkMs(cells.at(cp + "sb.cpp:59")), 690);
+  EXPECT_DOUBLE_EQ(WorkMs(cells.at(cp + "sb.cpp:60")), 685);
+  // Module, file and function rows and lines without a call carry nothing.
   EXPECT_FALSE(cells.at("/bin/sb"));
   EXPECT_FALSE(cells.at("/bin/sb/sb.cpp"));
   EXPECT_FALSE(cells.at("/bin/sb/sb.cpp/cp"));
-  EXPECT_FALSE(cells.at(cp + "sb.cpp:60"));
+  EXPECT_FALSE(cells.at(cp + "sb.cpp:53"));
 }
 
 TEST(CallSiteColumns, FiltersKeepTheColumns) {
@@ -291,7 +291,6 @@ TEST(CallSiteColumns, FiltersKeepTheColumns) {
   auto focused = FocusOn(top_down, "cp");
   ASSERT_TRUE(focused.ok());
   const auto cells = CellsByPath(*focused, options);
-  EXPECT_DOUBLE_EQ(WorkMs(Materialize(*focused, options).nodes[0].cell), 699);
   EXPECT_DOUBLE_EQ(WorkMs(cells.at("cp")), 685);
   options.depth = 2;
   options.threshold_percent = 10;
@@ -301,7 +300,7 @@ TEST(CallSiteColumns, FiltersKeepTheColumns) {
   options.threshold_percent = 0;
   options.hot_path = true;
   const auto hot = CellsByPath(top_down, options);
-  EXPECT_DOUBLE_EQ(WorkMs(hot.at(kCp1)), 699);
+  EXPECT_DOUBLE_EQ(WorkMs(hot.at(kCp2)), 685);
 }
 
 TEST(CallSiteColumns, TextHasTheFourColumnsAligned) {
@@ -342,7 +341,7 @@ TEST(CallSiteColumns, JsonHasACallsiteObjectOnRowsWithSites) {
 
 TEST(CallSiteColumns, ParallelismIsAbsentWhenTheSpanIsZero) {
   profile::Profile p = BottleneckProfile();
-  p.mutable_workspan()->mutable_call_sites(6)->set_span_on_work(0);  // bar
+  p.mutable_workspan()->mutable_call_sites(4)->set_span_on_work(0);  // bar
   const RowTree tree = BuildTopDown(p);
   const auto cells = CellsByPath(tree);
   EXPECT_FALSE(cells.at(kOp + "/bar")->parallelism.has_value());
@@ -375,8 +374,9 @@ TEST(CallSiteColumns, WithoutWorkSpanTheViewsAreUnchanged) {
     EXPECT_EQ(RenderJson(source, options).find("callsite"), std::string::npos);
     EXPECT_EQ(RenderCsv(source, options).find("work_instr"), std::string::npos);
   }
-  // The flat view adds no rows for sites' lines either.
-  EXPECT_LT(flat.size(), BuildFlat(BottleneckProfile()).size());
+  // The flat view has the same rows: a site's line is its call instruction's, which
+  // the samples under the call reach already.
+  EXPECT_EQ(flat.size(), BuildFlat(BottleneckProfile()).size());
 }
 
 }  // namespace

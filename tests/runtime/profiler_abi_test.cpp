@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace {
@@ -23,26 +24,29 @@ struct Record {
   cilkprof_frame_t* frame;
   const void* callsite;
   long sequence;
+  const void* extra;  // scope_enter: the caller; spawn: the callable
 };
 std::mutex g_mutex;
 std::vector<Record> g_records;
 std::atomic<long> g_sequence{0};
 std::atomic<bool> g_recording{false};
 
-void Note(Event event, cilkprof_frame_t* frame, const void* callsite = nullptr) {
+void Note(Event event, cilkprof_frame_t* frame, const void* callsite = nullptr, const void* extra = nullptr) {
   if (!g_recording.load()) return;
   std::lock_guard<std::mutex> guard(g_mutex);
-  g_records.push_back({event, frame, callsite, g_sequence.fetch_add(1)});
+  g_records.push_back({event, frame, callsite, g_sequence.fetch_add(1), extra});
 }
 
 const cilkprof_hooks_t kHooks = {
-    [](cilkprof_frame_t* f, const void* site) { Note(Event::kScopeEnter, f, site); },
-    [](cilkprof_frame_t* f, const void* site) { Note(Event::kSpawn, f, site); },
+    [](cilkprof_frame_t* f, const void* site, const void* caller) { Note(Event::kScopeEnter, f, site, caller); },
+    [](cilkprof_frame_t* f, const void* site, const void* callable) { Note(Event::kSpawn, f, site, callable); },
     [](cilkprof_frame_t* f) { Note(Event::kChildEnd, f); },
     [](cilkprof_frame_t* f) { Note(Event::kContinuation, f); },
     [](cilkprof_frame_t* f, const void* site) { Note(Event::kSyncBegin, f, site); },
     [](cilkprof_frame_t* f) { Note(Event::kSyncEnd, f); },
     [](cilkprof_frame_t* f) { Note(Event::kScopeExit, f); },
+    nullptr,  // no function hooks: nothing here is compiled with -finstrument-functions
+    nullptr,
 };
 
 }  // namespace
@@ -210,6 +214,82 @@ TEST(ProfilerAbi, HookSequencePerFrame) {
     spawns += spawn;
   }
   EXPECT_EQ(spawns, 88);
+}
+
+}  // namespace
+
+// ABI version 2: scope_enter names the function's own call site (its return address,
+// in the caller) and spawn the callable the runtime runs on the child's fiber. The
+// functions have external linkage (the executable exports them), so dladdr names them.
+struct NamedFibChild {
+  long* x;
+  int n;
+  void operator()() const;
+};
+
+__attribute__((noinline)) long NamedFib(int n) {
+  if (n < 2) return n;
+  long x = 0;
+  cilk::scope s;
+  s.spawn(NamedFibChild{&x, n - 1});
+  const long y = NamedFib(n - 2);
+  s.sync();
+  return x + y;
+}
+
+__attribute__((noinline)) void NamedFibChild::operator()() const { *x = NamedFib(n); }
+
+__attribute__((noinline)) long RunNamedFib(int n) {
+  return cilk::run([n] { return NamedFib(n); });
+}
+
+namespace {
+
+std::string SymbolOf(const void* address) {
+  Dl_info info;
+  if (dladdr(address, &info) == 0 || info.dli_sname == nullptr) return "?";
+  return info.dli_sname;
+}
+
+TEST(ProfilerAbi, ScopeEnterNamesTheCallerAndSpawnTheCallable) {
+  g_records.clear();
+  g_recording.store(true);
+  EXPECT_EQ(RunNamedFib(8), 21);
+  g_recording.store(false);
+  int fib_frames = 0, root_frames = 0, spawns = 0, unnamed_callers = 0;
+  for (const Record& r : g_records) {
+    if (r.event == Event::kScopeEnter) {
+      ASSERT_NE(r.extra, nullptr);
+      // The scope's own address is in the function that holds it; the caller is a
+      // return address in the function that called that one.
+      const std::string caller = SymbolOf(static_cast<const char*>(r.extra) - 1);
+      if (SymbolOf(r.callsite) == "_Z8NamedFibi") {
+        ++fib_frames;
+        // NamedFib(n - 2) from NamedFib itself, NamedFib(n - 1) from the child, and
+        // the first call from run's lambda (in run<F>, a local symbol dladdr cannot name).
+        if (caller == "?") {
+          ++unnamed_callers;
+        } else {
+          EXPECT_TRUE(caller == "_Z8NamedFibi" || caller == "_ZNK13NamedFibChildclEv") << caller;
+        }
+      } else {
+        // cilk::run's root scope: run<F> is never inlined, its caller is RunNamedFib.
+        ++root_frames;
+        EXPECT_EQ(caller, "_Z11RunNamedFibi");
+      }
+    }
+    if (r.event == Event::kSpawn) {
+      ++spawns;
+      EXPECT_EQ(SymbolOf(r.extra), "_ZNK13NamedFibChildclEv");
+      Dl_info info;
+      ASSERT_NE(dladdr(r.extra, &info), 0);
+      EXPECT_EQ(info.dli_saddr, r.extra) << "the callable is a function's entry";
+    }
+  }
+  EXPECT_EQ(root_frames, 1);
+  EXPECT_EQ(unnamed_callers, 1);
+  EXPECT_EQ(fib_frames, 33);  // NamedFib(n) with n >= 2 for n = 8
+  EXPECT_EQ(spawns, 33);
 }
 
 }  // namespace

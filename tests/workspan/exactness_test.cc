@@ -18,6 +18,7 @@
 
 namespace ws = cilkprof::agent::workspan;
 using workspan_test::Expected;
+using workspan_test::Mode;
 using workspan_test::Program;
 using workspan_test::SiteExpect;
 using workspan_test::SiteKey;
@@ -27,21 +28,30 @@ namespace {
 const cilkprof_hooks_t* g_engine = nullptr;
 
 // Hooks that report the program's made-up sites instead of the interpreter's pcs.
-const void* Site(const void* real) {
-  const uintptr_t site = workspan_test::t_next_site;
-  workspan_test::t_next_site = 0;
-  return site != 0 ? reinterpret_cast<const void*>(site) : real;
+const void* Take(uintptr_t& next, const void* real) {
+  const uintptr_t made_up = next;
+  next = 0;
+  return made_up != 0 ? reinterpret_cast<const void*>(made_up) : real;
 }
 
 const cilkprof_hooks_t kTestHooks = {
-    [](cilkprof_frame_t* f, const void* pc) { g_engine->scope_enter(f, Site(pc)); },
-    [](cilkprof_frame_t* f, const void* pc) { g_engine->spawn(f, Site(pc)); },
+    [](cilkprof_frame_t* f, const void* pc, const void* caller) {
+      g_engine->scope_enter(f, Take(workspan_test::t_next_site, pc), Take(workspan_test::t_next_caller, caller));
+    },
+    [](cilkprof_frame_t* f, const void* pc, const void* callable) {
+      g_engine->spawn(f, Take(workspan_test::t_next_site, pc), Take(workspan_test::t_next_callable, callable));
+    },
     [](cilkprof_frame_t* f) { g_engine->child_end(f); },
     [](cilkprof_frame_t* f) { g_engine->continuation(f); },
     [](cilkprof_frame_t* f, const void* pc) { g_engine->sync_begin(f, pc); },
     [](cilkprof_frame_t* f) { g_engine->sync_end(f); },
     [](cilkprof_frame_t* f) { g_engine->scope_exit(f); },
+    nullptr,  // function hooks: the interpreter calls the engine's own (FunctionMode)
+    nullptr,
 };
+
+// The engine's function hooks, for the interpreter in function mode.
+workspan_test::FunctionHooks FunctionMode() { return {g_engine->func_enter, g_engine->func_exit}; }
 
 constexpr int kRegions = 3;
 const std::vector<int> kFactors = {2, 4, 8, 16, 32};
@@ -82,13 +92,14 @@ std::string Describe(const SiteKey& k, const SiteExpect& e) {
 // Runs `program` on the runtime and compares everything with the reference.
 // With `strands`, the strand metrics are recorded too: the call-site figures must not
 // change, and the strands must partition the work and the critical path exactly.
-void ExpectExact(const Program& program, uint64_t burden, const std::string& what, bool strands = false) {
-  SCOPED_TRACE(what);
+void ExpectExact(const Program& program, uint64_t burden, const std::string& what, bool strands = false,
+                 Mode mode = Mode::kScope) {
+  SCOPED_TRACE(what + (mode == Mode::kFunction ? ", function hooks" : ", scope mode"));
   Measure(burden, strands);
-  workspan_test::RunOnRuntime(program);
+  workspan_test::RunOnRuntime(program, mode == Mode::kFunction ? FunctionMode() : workspan_test::FunctionHooks{});
   const ws::Snapshot s = ws::TakeSnapshot();
   ASSERT_FALSE(ws::EngineFailed());
-  const Expected e = workspan_test::Reference(program, burden, kRegions, kFactors);
+  const Expected e = workspan_test::Reference(program, burden, kRegions, kFactors, mode);
   EXPECT_EQ(s.program.work, e.work);
   EXPECT_EQ(s.program.span, e.span);
   EXPECT_EQ(s.program.burdened_span, e.burdened_span);
@@ -158,9 +169,13 @@ TEST(WorkSpanExactness, RandomSeriesParallelPrograms) {
   uint64_t stolen = 0;
   for (int seed = 1; seed <= programs; ++seed) {
     const Program p = workspan_test::RandomProgram(static_cast<uint64_t>(seed));
-    ExpectExact(p, static_cast<uint64_t>(seed % 3 == 0 ? 0 : 5 + seed % 11), "seed " + std::to_string(seed),
-                /*strands=*/seed % 2 == 0);
-    stolen += ws::TakeSnapshot().program.stolen_continuations;
+    for (Mode mode : {Mode::kScope, Mode::kFunction}) {
+      ExpectExact(p, static_cast<uint64_t>(seed % 3 == 0 ? 0 : 5 + seed % 11), "seed " + std::to_string(seed),
+                  /*strands=*/seed % 2 == 0, mode);
+      stolen += ws::TakeSnapshot().program.stolen_continuations;
+      if (HasFailure()) break;
+    }
+    if (HasFailure()) std::printf("the program:\n%s", workspan_test::Describe(p).c_str());
     if (HasFailure()) break;  // one seed's diagnostics are enough
   }
   // With 2 workers and children that wait for a thief, continuations are stolen
@@ -174,17 +189,19 @@ TEST(WorkSpanExactness, RandomSeriesParallelPrograms) {
 TEST(WorkSpanExactness, FibRecursionCountsTopMostInvocationsOnce) {
   for (int n : {2, 3, 5, 10, 16}) {
     ExpectExact(workspan_test::FibProgram(n), 3, "fib " + std::to_string(n));
+    ExpectExact(workspan_test::FibProgram(n), 3, "fib " + std::to_string(n), false, Mode::kFunction);
   }
   // Top-most totals: the root's call site covers the whole program exactly once, and
   // no site's work-on-work exceeds the program's work (recursion is not re-counted).
   Measure(0);
-  workspan_test::RunOnRuntime(workspan_test::FibProgram(14));
+  const Program fib = workspan_test::FibProgram(14);
+  workspan_test::RunOnRuntime(fib);
   const ws::Snapshot s = ws::TakeSnapshot();
   bool saw_root = false;
   for (const ws::SiteTotals& t : s.sites) {
     EXPECT_LE(t.work_on_work, s.program.work);
     EXPECT_LE(t.span_on_span, s.program.span);
-    if (t.kind == ws::SiteKind::kCall && t.parent_pc == 0) {
+    if (t.kind == ws::SiteKind::kCall && t.pc == fib.root_site) {
       saw_root = true;
       EXPECT_EQ(t.count, 1u);
       EXPECT_EQ(t.work_on_work, s.program.work);

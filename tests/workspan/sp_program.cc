@@ -13,6 +13,8 @@
 namespace workspan_test {
 
 thread_local uintptr_t t_next_site = 0;
+thread_local uintptr_t t_next_caller = 0;
+thread_local uintptr_t t_next_callable = 0;
 
 std::string RegionName(int index) { return "r" + std::to_string(index); }
 
@@ -29,8 +31,22 @@ class Generator {
     Program p;
     const int templates = Uniform(2, 4);
     p.templates.resize(templates);
-    for (int t = 0; t < templates; ++t) p.templates[t].scope_site = 0x1000 + 0x10 * t;
-    for (int t = 0; t < templates; ++t) p.templates[t].body = Body(templates, /*in_frame=*/true, 0);
+    for (int t = 0; t < templates; ++t) {
+      p.templates[t].scope_site = 0x1000 + 0x10 * t;
+      p.templates[t].function = 0x400000 + 0x10 * t;
+    }
+    for (int t = 0; t < templates; ++t) {
+      Template& tp = p.templates[t];
+      // Template 0 is the computation's root: it opens the scope the runtime binds.
+      tp.has_scope = t == 0 || Uniform(0, 99) < 75;
+      if (tp.has_scope) {
+        // (Not template 0: its top-level call enters the function outside any computation.)
+        if (t != 0 && Uniform(0, 99) < 50) tp.pre = Body(templates, /*in_frame=*/false, 2);
+        tp.body = Body(templates, /*in_frame=*/true, 0);
+      } else {
+        tp.pre = Body(templates, /*in_frame=*/false, 0);
+      }
+    }
     p.budget = Uniform(2, 4);
     p.min_budget = 0;
     return p;
@@ -53,9 +69,11 @@ class Generator {
         s.target = Uniform(0, templates - 1);
         s.cost = 1;
         s.units = static_cast<uint64_t>(Uniform(0, 5));
+        s.site = 0x500000 + 0x10 * next_call_site_++;
       } else if (r < 80 && in_frame) {
         s.kind = Stmt::kSpawn;
         s.site = 0x200000 + 0x10 * next_spawn_site_++;
+        s.direct = Uniform(0, 1) == 1;
         s.body = Body(templates, /*in_frame=*/false, nesting);
       } else if (r < 90 && in_frame) {
         s.kind = Stmt::kSync;
@@ -74,17 +92,83 @@ class Generator {
 
   std::mt19937_64 rng_;
   int next_spawn_site_ = 0;
+  int next_call_site_ = 0;
 };
 
 }  // namespace
 
 Program RandomProgram(uint64_t seed) { return Generator(seed).Make(); }
 
+namespace {
+void DumpBody(const std::vector<Stmt>& body, int indent, std::string* out) {
+  char line[160];
+  for (const Stmt& s : body) {
+    const std::string pad(static_cast<size_t>(indent), ' ');
+    switch (s.kind) {
+      case Stmt::kCharge:
+        snprintf(line, sizeof line, "charge %lu\n", static_cast<unsigned long>(s.units));
+        break;
+      case Stmt::kCall:
+        snprintf(line, sizeof line, "call t%d at %#lx (cost %d, else charge %lu)\n", s.target,
+                 static_cast<unsigned long>(s.site), s.cost, static_cast<unsigned long>(s.units));
+        break;
+      case Stmt::kSpawn:
+        snprintf(line, sizeof line, "spawn at %#lx%s\n", static_cast<unsigned long>(s.site), s.direct ? " (direct)" : "");
+        break;
+      case Stmt::kSync:
+        snprintf(line, sizeof line, "sync\n");
+        break;
+      case Stmt::kRegion:
+        snprintf(line, sizeof line, "region r%d\n", s.region);
+        break;
+    }
+    *out += pad + line;
+    if (s.kind == Stmt::kSpawn || s.kind == Stmt::kRegion) DumpBody(s.body, indent + 2, out);
+  }
+}
+}  // namespace
+
+namespace {
+void Reinterpret(std::vector<Stmt>& body) {
+  for (Stmt& s : body) {
+    if (s.kind == Stmt::kCall) s.site = 0x500000;
+    if (s.kind == Stmt::kSpawn) s.direct = false;
+    Reinterpret(s.body);
+  }
+}
+}  // namespace
+
+Program AsInterpreted(Program program) {
+  for (Template& t : program.templates) {
+    Reinterpret(t.pre);
+    Reinterpret(t.body);
+  }
+  return program;
+}
+
+std::string Describe(const Program& program) {
+  std::string out = "budget " + std::to_string(program.budget) + ", min " + std::to_string(program.min_budget) + "\n";
+  for (size_t t = 0; t < program.templates.size(); ++t) {
+    const Template& tp = program.templates[t];
+    out += "t" + std::to_string(t) + (tp.has_scope ? "" : " (serial)") + ":\n";
+    if (!tp.pre.empty()) {
+      out += "  before the scope:\n";
+      DumpBody(tp.pre, 4, &out);
+    }
+    if (tp.has_scope) {
+      out += "  scope:\n";
+      DumpBody(tp.body, 4, &out);
+    }
+  }
+  return out;
+}
+
 Program FibProgram(int n) {
   Program p;
   p.templates.resize(1);
   Template& fib = p.templates[0];
   fib.scope_site = 0x1000;
+  fib.function = 0x400000;
   Stmt charge;
   charge.kind = Stmt::kCharge;
   charge.units = 1;
@@ -93,12 +177,15 @@ Program FibProgram(int n) {
   call_n1.target = 0;
   call_n1.cost = 1;
   call_n1.units = 1;
+  call_n1.site = 0x500000;
   Stmt spawn;
   spawn.kind = Stmt::kSpawn;
   spawn.site = 0x2000;
+  spawn.direct = true;  // s.spawn([&] { x = fib(n - 1); })
   spawn.body = {call_n1};
   Stmt call_n2 = call_n1;
   call_n2.cost = 2;
+  call_n2.site = 0x500010;
   Stmt sync;
   sync.kind = Stmt::kSync;
   fib.body = {charge, spawn, charge, call_n2, sync};
@@ -107,6 +194,9 @@ Program FibProgram(int n) {
   return p;
 }
 
+[[gnu::noinline]] void DirectCallable() { asm volatile("" ::: "memory"); }
+uintptr_t DirectCallSite() { return reinterpret_cast<uintptr_t>(&DirectCallable) + 1; }
+
 // ---------------------------------------------------------------------------------
 // The interpreter on the runtime.
 
@@ -114,20 +204,53 @@ namespace {
 
 // Not inlined: one scope-entry and one spawn pc per template call, as the reference
 // models them (inlined copies would be distinct call sites, as in any program).
-[[gnu::noinline]] void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope);
+// `callable_calls`: the statements are a spawned callable's own, so its calls report
+// a call site inside DirectCallable (a direct spawn) or their own site.
+[[gnu::noinline]] void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope,
+                                bool callable_calls);
+
+FunctionHooks g_functions;  // function mode when set; one program runs at a time
+
+// The made-up callable a spawned child reports in function mode, and its call site.
+constexpr uintptr_t kCallableReturn = 0x7000;
 
 bool WaitForThief() {
   static const bool wait = getenv("WORKSPAN_TEST_WAIT_FOR_THIEF") != nullptr;
   return wait;
 }
 
-[[gnu::noinline]] void CallTemplate(const Program& p, int t, int budget) {
-  t_next_site = p.templates[t].scope_site;
-  cilk::scope scope;
-  ExecBody(p, p.templates[t].body, budget, &scope);
+[[gnu::noinline]] void CallTemplate(const Program& p, int t, int budget, uintptr_t caller) {
+  const Template& tp = p.templates[t];
+  const auto* function = reinterpret_cast<const void*>(tp.function);
+  const auto* ret = reinterpret_cast<const void*>(caller);
+  if (g_functions.enter != nullptr) g_functions.enter(function, ret);
+  ExecBody(p, tp.pre, budget, nullptr, false);
+  if (tp.has_scope) {
+    t_next_site = tp.scope_site;
+    t_next_caller = caller;
+    cilk::scope scope;
+    ExecBody(p, tp.body, budget, &scope, false);
+  }
+  if (g_functions.exit != nullptr) g_functions.exit(function, ret);
 }
 
-[[gnu::noinline]] void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope) {
+// A spawned child: the callable (in function mode an instrumented one) runs the body.
+uintptr_t CallableOf(const Stmt& spawn);
+
+void RunChild(const Program& p, const Stmt& spawn, int budget) {
+  const auto* callable = reinterpret_cast<const void*>(CallableOf(spawn));
+  const auto* ret = reinterpret_cast<const void*>(kCallableReturn);
+  if (g_functions.enter != nullptr) g_functions.enter(callable, ret);
+  ExecBody(p, spawn.body, budget, nullptr, /*callable_calls=*/spawn.direct);
+  if (g_functions.exit != nullptr) g_functions.exit(callable, ret);
+}
+
+uintptr_t CallableOf(const Stmt& spawn) {
+  return spawn.direct ? reinterpret_cast<uintptr_t>(&DirectCallable) : 0x600000 + spawn.site;
+}
+
+[[gnu::noinline]] void ExecBody(const Program& p, const std::vector<Stmt>& body, int budget, cilk::scope* scope,
+                                bool callable_calls) {
   for (const Stmt& s : body) {
     switch (s.kind) {
       case Stmt::kCharge:
@@ -135,16 +258,17 @@ bool WaitForThief() {
         break;
       case Stmt::kCall:
         if (budget - s.cost >= p.min_budget) {
-          CallTemplate(p, s.target, budget - s.cost);
+          CallTemplate(p, s.target, budget - s.cost, callable_calls ? DirectCallSite() : s.site);
         } else {
           cilkprof_charge(s.units);
         }
         break;
       case Stmt::kSpawn: {
         t_next_site = s.site;
+        t_next_callable = CallableOf(s);
         const Stmt* child = &s;
         if (!WaitForThief()) {
-          scope->spawn([&p, child, budget] { ExecBody(p, child->body, budget, nullptr); });
+          scope->spawn([&p, child, budget] { RunChild(p, *child, budget); });
           break;
         }
         // Give an idle worker time to steal the continuation while the child runs, so
@@ -154,7 +278,7 @@ bool WaitForThief() {
           const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(60);
           while (!continued->load() && std::chrono::steady_clock::now() < deadline) {
           }
-          ExecBody(p, child->body, budget, nullptr);
+          RunChild(p, *child, budget);
         });
         continued->store(true);
         break;
@@ -164,7 +288,7 @@ bool WaitForThief() {
         break;
       case Stmt::kRegion: {
         cilkprof::region region(RegionName(s.region).c_str());
-        ExecBody(p, s.body, budget, scope);
+        ExecBody(p, s.body, budget, scope, callable_calls);
         break;
       }
     }
@@ -173,7 +297,11 @@ bool WaitForThief() {
 
 }  // namespace
 
-void RunOnRuntime(const Program& program) { CallTemplate(program, 0, program.budget); }
+void RunOnRuntime(const Program& program, FunctionHooks functions) {
+  g_functions = functions;
+  CallTemplate(program, 0, program.budget, program.root_site);
+  g_functions = {};
+}
 
 // ---------------------------------------------------------------------------------
 // The reference: a serial run into an explicit dag.
@@ -196,11 +324,11 @@ struct Invocation {
 
 class Dag {
  public:
-  Dag(const Program& p, uint64_t burden) : p_(p), burden_(burden) {}
+  Dag(const Program& p, uint64_t burden, Mode mode) : p_(p), burden_(burden), mode_(mode) {}
 
   void Run() {
     int cur = NewNode(-1, {}, {});
-    Call(0, p_.budget, cur, -1, -1, 0);
+    Call(0, p_.budget, cur, -1, -1, p_.root_site, /*spawn_part=*/false, /*root=*/true);
   }
 
   Expected Measure(int regions, const std::vector<int>& factors) const;
@@ -216,18 +344,35 @@ class Dag {
     return static_cast<int>(nodes_.size()) - 1;
   }
 
-  void Call(int t, int budget, int& cur, int region, int parent_inv, uintptr_t parent_pc) {
-    const uintptr_t pc = p_.templates[t].scope_site;
-    const int inv = static_cast<int>(invs_.size());
-    invs_.push_back({SiteKey{0, pc, parent_pc}, parent_inv, 0, 0, 0, 0});
-    int c = NewNode(region, {cur}, {});
-    invs_[inv].begin = invs_[inv].entry = c;
-    std::vector<int> children;
-    Body(p_.templates[t].body, budget, c, region, inv, &children, pc);
-    ++syncs_;
-    Sync(c, children, region);
-    invs_[inv].exit = c;
-    invs_[inv].end = static_cast<int>(nodes_.size());
+  // An invocation of template t through call site `site`. `spawn_part`: a call the
+  // spawned callable makes itself, which has no call site (it is its spawn's). The
+  // root call's function is entered outside the computation: only its scope counts.
+  void Call(int t, int budget, int& cur, int region, int parent_inv, uintptr_t site, bool spawn_part, bool root) {
+    const Template& tp = p_.templates[t];
+    const bool whole_function = mode_ == Mode::kFunction && !root;
+    int inv = -1;
+    int c = cur;
+    auto open = [&] {
+      if (!spawn_part) {
+        inv = static_cast<int>(invs_.size());
+        invs_.push_back({SiteKey{0, site, 0}, parent_inv, 0, 0, 0, 0});
+      }
+      c = NewNode(region, {c}, {});
+      if (inv >= 0) invs_[inv].begin = invs_[inv].entry = c;
+    };
+    if (whole_function) open();
+    Body(tp.pre, budget, c, region, inv >= 0 ? inv : parent_inv, nullptr, false);
+    if (tp.has_scope) {
+      if (!whole_function) open();
+      std::vector<int> children;
+      Body(tp.body, budget, c, region, inv >= 0 ? inv : parent_inv, &children, false);
+      ++syncs_;
+      Sync(c, children, region);
+    }
+    if (inv >= 0) {
+      invs_[inv].exit = c;
+      invs_[inv].end = static_cast<int>(nodes_.size());
+    }
     cur = NewNode(region, {c}, {});
   }
 
@@ -239,7 +384,7 @@ class Dag {
   }
 
   void Body(const std::vector<Stmt>& body, int budget, int& cur, int region, int inv, std::vector<int>* children,
-            uintptr_t context_pc) {
+            bool callable_calls) {
     for (const Stmt& s : body) {
       switch (s.kind) {
         case Stmt::kCharge:
@@ -247,7 +392,7 @@ class Dag {
           break;
         case Stmt::kCall:
           if (budget - s.cost >= p_.min_budget) {
-            Call(s.target, budget - s.cost, cur, region, inv, context_pc);
+            Call(s.target, budget - s.cost, cur, region, inv, s.site, callable_calls, false);
           } else {
             nodes_[cur].w += s.units;
           }
@@ -258,7 +403,9 @@ class Dag {
           invs_.push_back({SiteKey{1, s.site, 0}, inv, 0, 0, 0, 0});
           int c = NewNode(region, {cur}, {burden_});
           invs_[child].begin = invs_[child].entry = c;
-          Body(s.body, budget, c, region, child, nullptr, s.site);
+          // The callable's own calls: always with function hooks (the callable is
+          // instrumented), else when it makes them itself (a direct spawn).
+          Body(s.body, budget, c, region, child, nullptr, mode_ == Mode::kFunction || s.direct);
           invs_[child].exit = c;
           invs_[child].end = static_cast<int>(nodes_.size());
           children->push_back(c);
@@ -272,7 +419,7 @@ class Dag {
         case Stmt::kRegion: {
           const int inner = region >= 0 ? region : s.region;
           cur = NewNode(inner, {cur}, {});
-          Body(s.body, budget, cur, inner, inv, children, context_pc);
+          Body(s.body, budget, cur, inner, inv, children, callable_calls);
           cur = NewNode(region, {cur}, {});
           break;
         }
@@ -282,6 +429,7 @@ class Dag {
 
   const Program& p_;
   uint64_t burden_;
+  Mode mode_;
   std::vector<Node> nodes_;
   std::vector<Invocation> invs_;
   uint64_t spawns_ = 0, syncs_ = 0;
@@ -363,8 +511,9 @@ Expected Dag::Measure(int regions, const std::vector<int>& factors) const {
 
 }  // namespace
 
-Expected Reference(const Program& program, uint64_t burden, int regions, const std::vector<int>& factors) {
-  Dag dag(program, burden);
+Expected Reference(const Program& program, uint64_t burden, int regions, const std::vector<int>& factors,
+                   Mode mode) {
+  Dag dag(program, burden, mode);
   dag.Run();
   return dag.Measure(regions, factors);
 }

@@ -147,6 +147,8 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   // The burden is in cycles for the TSC (TSC ticks are reference cycles) and in the
   // clock's own unit otherwise.
   config.burden_ticks = burden;
+  // Code of the runtime library: its child trampoline calls spawned callables.
+  config.runtime_code = reinterpret_cast<const void*>(runtime->current_worker);
   units.clock = config.clock == ClockKind::kTsc ? "tsc" : config.clock == ClockKind::kCounter ? "counter" : "monotonic";
   units.unit = config.clock == ClockKind::kCounter ? "units" : "ns";
   units.unit_per_tick = ns_per_tick;

@@ -25,8 +25,16 @@
 //
 // The continuation that follows its child's end on the same thread (the usual case)
 // knows so from the thread's previous hook and reuses that hook's clock reading.
+//
+// Call sites. A call site is the call instruction in the caller: a frame's site is
+// keyed by the return address of the function holding its scope (scope mode), or a
+// function context's by its return address (function hooks, -finstrument-functions:
+// FuncCtx, a serial context per instrumented function invocation). The calls a
+// spawned callable makes itself belong to its spawn (IsSpawnBodyCall), and so do the
+// scopes of a function invocation that has its own context (no site of their own).
 #include "workspan/engine.h"
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <x86intrin.h>
@@ -92,7 +100,64 @@ struct SiteInfo {
   uint32_t kind;
   uintptr_t pc, parent_pc;
   std::atomic<uintptr_t> callee_pc;
+  // Calls: the entry of the function holding the call instruction (0 if unknown), and
+  // whether that is runtime code (the child trampoline). Set before `ready`.
+  uintptr_t caller_entry;
+  bool caller_in_runtime;
 };
+
+// ---------------------------------------------------------------------------------
+// The function that holds a code address, from the module's .eh_frame_hdr search
+// table (every function the compiler emits unwind tables for has an FDE). Lock-free
+// and async-signal-safe: _dl_find_object (glibc 2.35) and reads of mapped tables.
+// Only the encodings GCC, clang and binutils emit on x86-64 are read; anything else
+// answers "unknown" (0), and the call is then taken for an ordinary call site.
+
+const void* g_runtime_map = nullptr;  // the runtime library's link map
+
+int32_t ReadS32(const unsigned char* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+uintptr_t FunctionEntryOf(uintptr_t address, bool* in_runtime) {
+  *in_runtime = false;
+  dl_find_object object;
+  if (_dl_find_object(reinterpret_cast<void*>(address), &object) != 0) return 0;
+  *in_runtime = g_runtime_map != nullptr && object.dlfo_link_map == g_runtime_map;
+  const auto* hdr = static_cast<const unsigned char*>(object.dlfo_eh_frame);
+  // version 1; eh_frame_ptr pcrel|sdata4; fde_count udata4; table datarel|sdata4.
+  if (hdr == nullptr || hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b) return 0;
+  uint32_t count;
+  std::memcpy(&count, hdr + 8, sizeof count);
+  const unsigned char* table = hdr + 12;
+  const auto base = reinterpret_cast<intptr_t>(hdr);
+  const auto target = static_cast<intptr_t>(address);
+  // The last entry whose initial location is <= address.
+  uint32_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (base + ReadS32(table + 8 * mid) <= target) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == 0) return 0;
+  const intptr_t entry = base + ReadS32(table + 8 * (lo - 1));
+  const auto* fde = reinterpret_cast<const unsigned char*>(base + ReadS32(table + 8 * (lo - 1) + 4));
+  uint32_t length;
+  std::memcpy(&length, fde, sizeof length);
+  if (length == 0 || length == 0xffffffffu || length < 16) return 0;
+  // FDE: length, CIE pointer, pc_begin (pcrel sdata4), pc_range (udata4).
+  const unsigned char* pc_begin = fde + 8;
+  if (reinterpret_cast<intptr_t>(pc_begin) + ReadS32(pc_begin) != entry) return 0;  // another encoding
+  uint32_t range;
+  std::memcpy(&range, fde + 12, sizeof range);
+  if (target >= entry + static_cast<intptr_t>(range)) return 0;  // in a gap between functions
+  return static_cast<uintptr_t>(entry);
+}
 
 Slot* g_slots = nullptr;
 SiteInfo* g_sites = nullptr;
@@ -128,6 +193,12 @@ uint32_t InternSite(uint32_t kind, uintptr_t pc, uintptr_t parent) {
           info.pc = pc;
           info.parent_pc = parent;
           info.callee_pc.store(0, std::memory_order_relaxed);
+          info.caller_entry = 0;
+          info.caller_in_runtime = false;
+          if (kind == static_cast<uint32_t>(SiteKind::kCall) && pc != 0) {
+            // A return address: the byte before it is the call instruction.
+            info.caller_entry = FunctionEntryOf(pc - 1, &info.caller_in_runtime);
+          }
           info.ready.store(1, std::memory_order_release);
         }
         slot.tag.store(tag, std::memory_order_release);
@@ -434,11 +505,12 @@ void SyncAccum(Accum& a) {
 // ---------------------------------------------------------------------------------
 // Contexts.
 
-enum class CtxKind : uint8_t { kFrame, kChild };
+enum class CtxKind : uint8_t { kFrame, kChild, kFunc };
 
 struct Ctx {
   CtxKind kind;
   bool topmost;
+  bool dropped;            // site 0 because the site table is full (else: no site of its own)
   bool region_owned;       // this context opened the region it is in
   int8_t region;           // the outermost open region (inherited or own), -1 none
   uint32_t region_depth;   // region_begin calls on this context not yet ended
@@ -456,8 +528,22 @@ struct Ctx {
 
 struct FrameCtx;
 
-struct ChildCtx : Ctx {
+// A serial context: a spawned child, or a function invocation (function hooks).
+struct SerialCtx : Ctx {
   Accum acc;
+};
+
+// An instrumented function's invocation, from its entry to its exit.
+struct FuncCtx : SerialCtx {
+  uintptr_t function;  // its entry address
+  uintptr_t ret;       // its return address (the call site)
+  // Entered directly by a spawned callable, or the callable itself: the calls it makes
+  // belong to the spawn.
+  bool spawn_body;
+};
+
+struct ChildCtx : SerialCtx {
+  uintptr_t callable;  // the function the runtime called on the child's fiber
   Accum* spawn_view;
   FrameCtx* frame;
   std::atomic<bool> done;  // its child_end has happened (release)
@@ -499,12 +585,14 @@ void FreeChild(ThreadState& ts, ChildCtx* c) {
 }
 
 inline Accum& CurrentAccum(Ctx* c) {
-  return c->kind == CtxKind::kFrame ? *static_cast<FrameCtx*>(c)->view : static_cast<ChildCtx*>(c)->acc;
+  return c->kind == CtxKind::kFrame ? *static_cast<FrameCtx*>(c)->view : static_cast<SerialCtx*>(c)->acc;
 }
 
-[[gnu::always_inline]] inline void InitCtx(Ctx* c, CtxKind kind, uint32_t site, uintptr_t pc, Ctx* parent) {
+[[gnu::always_inline]] inline void InitCtx(Ctx* c, CtxKind kind, uint32_t site, uintptr_t pc, Ctx* parent,
+                                           bool dropped = false) {
   c->kind = kind;
   c->site = site;
+  c->dropped = dropped;
   c->pc = pc;
   c->parent = parent;
   c->region = parent != nullptr ? parent->region : -1;
@@ -539,7 +627,7 @@ inline Accum& CurrentAccum(Ctx* c) {
 // in its span profile when it is the top-most invocation of its site.
 [[gnu::always_inline]] inline void FinishInvocation(ThreadState& ts, const Ctx* c, Accum& a) {
   if (c->site == 0) {
-    g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
+    if (c->dropped) g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   RecordOnWork(ts, c->site, a.work, a.contin_span, a.contin_bspan, c->topmost);
@@ -669,7 +757,73 @@ void FoldRoot(ThreadState& ts, Accum& a) {
 
 inline bool Off() { return g_failed.load(std::memory_order_relaxed); }
 
-void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
+// Records `callee` (an address whose byte before lies in the callee) as the site's
+// callee, the first one seen.
+inline void NoteCallee(uint32_t site, uintptr_t callee) {
+  if (site == 0) return;
+  std::atomic<uintptr_t>& slot = g_sites[site].callee_pc;
+  if (slot.load(std::memory_order_relaxed) == 0) {
+    uintptr_t expected = 0;
+    slot.compare_exchange_strong(expected, callee, std::memory_order_relaxed);
+  }
+}
+
+// How a scope or function entered from `parent` through the call site `site` (0: the
+// table is full) relates to the call sites.
+struct Entry {
+  uint32_t site = 0;       // its own call site, or 0
+  bool dropped = false;    // it should have one but the table is full
+  bool spawn_body = false; // the spawned callable itself (function hooks)
+};
+
+// `function`: the entered function's entry (function hooks), or 0 for a scope.
+// `spawn_callee`: the callee to record on the spawn the entry belongs to.
+Entry ClassifyEntry(ThreadState& ts, Ctx* parent, uintptr_t ret, uintptr_t function, uintptr_t spawn_callee) {
+  Entry e;
+  if (parent != nullptr && parent->kind == CtxKind::kFunc) {
+    auto* caller = static_cast<FuncCtx*>(parent);
+    if (caller->ret == ret && (function == 0 || function != caller->function)) {
+      // The same return address as the enclosing function: a scope of that function
+      // invocation, or (GCC instruments inlined functions too) another function
+      // inlined into it. Neither is a call of its own. (The same function again is a
+      // recursive call through the same call site.)
+      if (function != 0 && caller->spawn_body) NoteCallee(caller->parent->site, spawn_callee);
+      return e;
+    }
+    if (caller->spawn_body) {  // a call the spawned callable makes: part of its spawn
+      NoteCallee(caller->parent->site, spawn_callee);
+      return e;
+    }
+  }
+  const uint32_t site = LookupSite(ts, static_cast<uint32_t>(SiteKind::kCall), ret, 0);
+  if (parent != nullptr && parent->kind == CtxKind::kChild) {
+    auto* child = static_cast<ChildCtx*>(parent);
+    const bool trampoline = site != 0 && g_sites[site].caller_in_runtime;
+    if ((function != 0 && function == child->callable) || trampoline) {
+      // The runtime called it on the child's fiber: the callable itself (or code the
+      // compiler inlined into it).
+      e.spawn_body = function != 0;
+      if (function == 0 || function != child->callable) NoteCallee(child->site, spawn_callee);
+      return e;
+    }
+    if (site != 0 && g_sites[site].caller_entry != 0 && g_sites[site].caller_entry == child->callable) {
+      NoteCallee(child->site, spawn_callee);  // called by the callable: part of the spawn
+      return e;
+    }
+  }
+  e.site = site;
+  e.dropped = site == 0;
+  NoteCallee(site, spawn_callee);
+  return e;
+}
+
+// Function contexts still open above `target` on this thread (functions an exception
+// left without their exit hook, as clang's instrumentation does) end now, innermost
+// first. Nothing happens unless `target` is reached from the running context
+// through function contexts only.
+void EndFunctionsAbove(ThreadState& ts, Ctx* target, uint64_t now);
+
+void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite, const void* caller) {
   frame->tool_data[0] = nullptr;
   if (Off()) return;
   ThreadState* ts = State();
@@ -682,18 +836,9 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   auto* f = static_cast<FrameCtx*>(ts->pool.Allocate(sizeof(FrameCtx)));
   if (f == nullptr) return Fail();
   new (f) FrameCtx;  // default-init: InitCtx and the lines below set every field read later
-  const uint32_t site =
-      LookupSite(*ts, static_cast<uint32_t>(SiteKind::kCall), pc, parent != nullptr ? parent->pc : 0);
-  InitCtx(f, CtxKind::kFrame, site, pc, parent);
+  const Entry entry = ClassifyEntry(*ts, parent, reinterpret_cast<uintptr_t>(caller), 0, pc);
+  InitCtx(f, CtxKind::kFrame, entry.site, pc, parent, entry.dropped);
   if (parent == nullptr) f->region = ts->outer_region;
-  if (parent != nullptr && parent->kind == CtxKind::kChild && parent->site != 0) {
-    // The callee of a spawn site: the first scope its children enter directly.
-    std::atomic<uintptr_t>& callee = g_sites[parent->site].callee_pc;
-    if (callee.load(std::memory_order_relaxed) == 0) {
-      uintptr_t expected = 0;
-      callee.compare_exchange_strong(expected, pc, std::memory_order_relaxed);
-    }
-  }
   f->view = &f->base;
   f->last_child = nullptr;
   f->trivial_sync = false;
@@ -704,12 +849,13 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite) {
   StartStrand(*ts, now, StrandPoint::kEnter, pc);
 }
 
-void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
+void OnSpawn(cilkprof_frame_t* frame, const void* callsite, const void* callable) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
   const uint64_t now = Now(*ts);
   ts->adjacent = nullptr;
+  if (ts->cur != f) EndFunctionsAbove(*ts, f, now);
   const auto pc = reinterpret_cast<uintptr_t>(callsite);
   ChargeStrand(*ts, f, now, StrandPoint::kSpawn, pc);
   f->spawn_pc = pc;
@@ -720,7 +866,9 @@ void OnSpawn(cilkprof_frame_t* frame, const void* callsite) {
   ChildCtx* c = NewChild(*ts, f);
   if (c == nullptr) return Fail();
   new (c) ChildCtx;  // default-init: InitCtx and the lines below set every field read later
-  InitCtx(c, CtxKind::kChild, LookupSite(*ts, static_cast<uint32_t>(SiteKind::kSpawn), pc, 0), pc, f);
+  const uint32_t site = LookupSite(*ts, static_cast<uint32_t>(SiteKind::kSpawn), pc, 0);
+  InitCtx(c, CtxKind::kChild, site, pc, f, /*dropped=*/site == 0);
+  c->callable = reinterpret_cast<uintptr_t>(callable);
   c->spawn_view = view;
   c->frame = f;
   c->done.store(false, std::memory_order_relaxed);
@@ -736,10 +884,16 @@ void OnChildEnd(cilkprof_frame_t* frame) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
+  const uint64_t now = Now(*ts);
   Ctx* cur = ts->cur;
+  if (cur != nullptr && cur->kind == CtxKind::kFunc) {
+    Ctx* below = cur;
+    while (below != nullptr && below->kind == CtxKind::kFunc) below = below->parent;
+    EndFunctionsAbove(*ts, below, now);
+    cur = ts->cur;
+  }
   if (cur == nullptr || cur->kind != CtxKind::kChild || static_cast<ChildCtx*>(cur)->frame != f) return Fail();
   auto* c = static_cast<ChildCtx*>(cur);
-  const uint64_t now = Now(*ts);
   ChargeStrand(*ts, c, now, StrandPoint::kChildEnd, c->pc);
   FinishInvocation(*ts, c, c->acc);
   c->ended_on = ts;
@@ -789,6 +943,7 @@ void OnSyncBegin(cilkprof_frame_t* frame, const void* callsite) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
+  if (ts->cur != f && ts->cur != nullptr && ts->cur->kind == CtxKind::kFunc) EndFunctionsAbove(*ts, f, Now(*ts));
   if (f->last_child == nullptr && f->view == &f->base && f->base.next == nullptr && !f->base.has_lchild &&
       (f->origin == nullptr || f->origin == ts)) {
     // No child since the last sync (a scope's implicit sync after an explicit one,
@@ -848,6 +1003,7 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   if (f == nullptr || Off()) return;
   frame->tool_data[0] = nullptr;
   ThreadState* ts = State();
+  if (ts->cur != f && ts->cur != nullptr && ts->cur->kind == CtxKind::kFunc) EndFunctionsAbove(*ts, f, Now(*ts));
   // Right after this frame's sync_end on this thread (always, unless the program
   // charged units in between): that reading is the end of the strand.
   const uint64_t now = ts->adjacent == f && ts->adjacent_kind == kAdjacentSyncEnd && ts->cur == f &&
@@ -875,8 +1031,82 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   }
 }
 
+// ---- Function hooks (code compiled with -finstrument-functions). ----
+// Only functions entered inside a computation (a context is running on this thread)
+// get a context; an exit pairs with the innermost open function context with the same
+// entry and return address, so exits of functions entered outside are ignored.
+
+// Ends the running function context `f` (its strand already charged): its invocation
+// is recorded and folded into the context that called it.
+void EndFunction(ThreadState& ts, FuncCtx* f) {
+  FinishInvocation(ts, f, f->acc);
+  Ctx* parent = f->parent;
+  FoldCall(ts, CurrentAccum(parent), f->acc);
+  ts.pool.Free(f);
+  ts.cur = parent;
+}
+
+void EndFunctionsAbove(ThreadState& ts, Ctx* target, uint64_t now) {
+  for (Ctx* q = ts.cur; q != target; q = q->parent) {
+    if (q == nullptr || q->kind != CtxKind::kFunc) return;
+  }
+  if (ts.cur == target) return;
+  ChargeStrand(ts, ts.cur, now, StrandPoint::kExit, static_cast<FuncCtx*>(ts.cur)->ret);
+  uintptr_t ret = 0;
+  while (ts.cur != target) {
+    auto* f = static_cast<FuncCtx*>(ts.cur);
+    ret = f->ret;
+    EndFunction(ts, f);
+  }
+  StartStrand(ts, now, StrandPoint::kReturn, ret);
+}
+
+void OnFuncEnter(const void* function, const void* caller) {
+  ThreadState* ts = tls_state;  // a thread with no state has no computation running
+  if (ts == nullptr || ts->cur == nullptr || Off()) return;
+  const uint64_t now = Now(*ts);
+  ts->adjacent = nullptr;
+  Ctx* parent = ts->cur;
+  const auto ret = reinterpret_cast<uintptr_t>(caller);
+  const auto entry_pc = reinterpret_cast<uintptr_t>(function);
+  ChargeStrand(*ts, parent, now, StrandPoint::kEnter, ret);
+  auto* f = static_cast<FuncCtx*>(ts->pool.Allocate(sizeof(FuncCtx)));
+  if (f == nullptr) return Fail();
+  new (f) FuncCtx;  // default-init: InitCtx and the lines below set every field read later
+  // The callee is named by its entry; +1 makes it read like a return address.
+  const Entry entry = ClassifyEntry(*ts, parent, ret, entry_pc, entry_pc + 1);
+  InitCtx(f, CtxKind::kFunc, entry.site, ret, parent, entry.dropped);
+  f->function = entry_pc;
+  f->ret = ret;
+  f->spawn_body = entry.spawn_body;
+  ts->cur = f;
+  StartStrand(*ts, now, StrandPoint::kEnter, ret);
+}
+
+void OnFuncExit(const void* function, const void* caller) {
+  ThreadState* ts = tls_state;
+  if (ts == nullptr || Off()) return;
+  const auto ret = reinterpret_cast<uintptr_t>(caller);
+  const auto entry_pc = reinterpret_cast<uintptr_t>(function);
+  // The matching context: the running one, or one below functions an exception left
+  // without their exit hook.
+  Ctx* match = ts->cur;
+  while (match != nullptr && match->kind == CtxKind::kFunc &&
+         !(static_cast<FuncCtx*>(match)->function == entry_pc && static_cast<FuncCtx*>(match)->ret == ret)) {
+    match = match->parent;
+  }
+  if (match == nullptr || match->kind != CtxKind::kFunc) return;  // entered outside a computation
+  const uint64_t now = Now(*ts);
+  ts->adjacent = nullptr;
+  EndFunctionsAbove(*ts, match, now);
+  ChargeStrand(*ts, match, now, StrandPoint::kExit, ret);
+  EndFunction(*ts, static_cast<FuncCtx*>(match));
+  StartStrand(*ts, now, StrandPoint::kReturn, ret);
+}
+
 const cilkprof_hooks_t kHooks = {
-    &OnScopeEnter, &OnSpawn, &OnChildEnd, &OnContinuation, &OnSyncBegin, &OnSyncEnd, &OnScopeExit,
+    &OnScopeEnter, &OnSpawn,     &OnChildEnd,  &OnContinuation, &OnSyncBegin,
+    &OnSyncEnd,    &OnScopeExit, &OnFuncEnter, &OnFuncExit,
 };
 
 int RegionIndex(const char* name) {
@@ -905,6 +1135,11 @@ int RegionIndex(const char* name) {
 
 void Configure(const EngineConfig& config) {
   g_config = config;
+  g_runtime_map = nullptr;
+  dl_find_object runtime;
+  if (config.runtime_code != nullptr && _dl_find_object(const_cast<void*>(config.runtime_code), &runtime) == 0) {
+    g_runtime_map = runtime.dlfo_link_map;
+  }
   if (g_slots == nullptr) {
     g_slots = static_cast<Slot*>(MapZeroed(sizeof(Slot) * kSlots));
     g_sites = static_cast<SiteInfo*>(MapZeroed(sizeof(SiteInfo) * kMaxSites));

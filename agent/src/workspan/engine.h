@@ -48,18 +48,27 @@ struct EngineConfig {
   // Per-strand metrics (the thesis' strand profile). Off by default: every strand
   // boundary then also costs a table lookup and an entry in the span profiles.
   bool strands = false;
+  // An address inside the runtime library (e.g. a function of its hook table's
+  // runtime view): code there that calls the user's (the child trampoline calling a
+  // spawned callable) is part of a spawn, never a call site. Null: none known.
+  const void* runtime_code = nullptr;
 };
 
+// Call sites (docs/WORKSPAN.md "Call sites"): a call is keyed by the call instruction
+// in the caller (the called function's return address), whatever called through it; a
+// spawn by its spawn point. Calls made by a spawned callable itself belong to the spawn.
 enum class SiteKind : uint32_t { kCall = 0, kSpawn = 1, kStrand = 2 };
 
 // Where a strand starts or ends: the hook at that point and its code address.
-//   enter     a cilk::scope entered (address: the scope's entry)
+//   enter     a cilk::scope entered (address: the scope's entry), or, with function
+//             hooks, a function entered (its return address)
 //   spawn     a spawn (the spawn point); a spawned child's strand starts here
 //   child_end a spawned child ended (its spawn point)
 //   continue  the continuation after a spawn resumed (the spawn point)
 //   sync      a cilk_sync began (the sync's address); sync_end: it ended
 //   exit      a cilk::scope ended (the scope's entry); return: the enclosing code
-//             resumed after it
+//             resumed after it (or after a function with hooks returned: its return
+//             address)
 //   region    a cilkprof::region began or ended (the caller's address)
 enum class StrandPoint : uint8_t {
   kNone = 0, kEnter, kSpawn, kChildEnd, kContinue, kSync, kSyncEnd, kExit, kReturn, kRegion,
@@ -69,12 +78,14 @@ const char* StrandPointName(StrandPoint point);
 
 struct SiteTotals {
   SiteKind kind = SiteKind::kCall;
-  uintptr_t pc = 0;         // scope-entry return address (call), spawn point (spawn),
-                            // the start point's address (strand)
-  uintptr_t parent_pc = 0;  // the enclosing context's pc (calls; 0 at top level), the
-                            // end point's address (strands)
+  uintptr_t pc = 0;         // the call's return address in the caller (call), spawn
+                            // point (spawn), the start point's address (strand)
+  uintptr_t parent_pc = 0;  // the end point's address (strands); 0 otherwise
   StrandPoint start = StrandPoint::kNone, end = StrandPoint::kNone;  // strands only
-  uintptr_t callee_pc = 0;  // spawn: the first scope entered directly by a child; 0 if none
+  // The callee, as an address whose byte before lies in it (like a return address):
+  // call: the first scope entered through it or the called function's entry + 1;
+  // spawn: the same for the function the spawned callable calls; 0 if none seen.
+  uintptr_t callee_pc = 0;
   uint64_t count = 0;       // invocations, recursive ones included
   uint64_t work_on_work = 0, span_on_work = 0;  // top-most invocations
   uint64_t burdened_span_on_work = 0;            // top-most invocations, burdened spans

@@ -37,10 +37,7 @@ void Guard() {
 constexpr void (*kGuardedMembers[])() = {
     CILKPROF_GUARD_HOOK(scope_enter), CILKPROF_GUARD_HOOK(spawn),    CILKPROF_GUARD_HOOK(child_end),
     CILKPROF_GUARD_HOOK(continuation), CILKPROF_GUARD_HOOK(sync_begin), CILKPROF_GUARD_HOOK(sync_end),
-    CILKPROF_GUARD_HOOK(scope_exit),
-#if CILKPROF_RUNTIME_ABI_VERSION >= 2
-    CILKPROF_GUARD_HOOK(func_enter),   CILKPROF_GUARD_HOOK(func_exit),
-#endif
+    CILKPROF_GUARD_HOOK(scope_exit),   CILKPROF_GUARD_HOOK(func_enter), CILKPROF_GUARD_HOOK(func_exit),
 };
 
 #undef CILKPROF_GUARD_HOOK

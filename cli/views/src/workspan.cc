@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <tuple>
 
 #include "cilkprof/views/text_table.h"
 #include "cilkprof/views/units.h"
@@ -77,6 +79,10 @@ Result<std::vector<CallSiteRow>> CallSiteRows(const profile::Profile& p) {
   if (!p.has_workspan()) return Status::Error(kNoWorkSpan);
   const profile::WorkSpan& ws = p.workspan();
   std::vector<CallSiteRow> rows;
+  // One row per source-level call site: call instructions on the same line of the
+  // same caller calling the same callee (a call the compiler duplicated, `f(a) +
+  // f(b)`) add up.
+  std::map<std::tuple<std::string, std::string, std::string, std::string, uint32_t>, size_t> row_of;
   for (const profile::CallSite& c : ws.call_sites()) {
     if (c.kind() == wire::WORKSPAN_STRAND) continue;  // `view strands` (strands.h)
     if (c.count() == 0 && c.work_on_work() == 0) continue;
@@ -95,20 +101,32 @@ Result<std::vector<CallSiteRow>> CallSiteRows(const profile::Profile& p) {
         row.callee = SpawnedCallable(p, c.location());
         if (row.callee.empty()) row.callee = "(spawned code)";
       }
+    } else if (c.callee_location() != 0) {
+      // The call instruction in the caller; the callee's scope entry or function entry.
+      row.kind = "call";
+      row.caller = FunctionAt(p, c.location(), "??");
+      row.callee = FunctionAt(p, c.callee_location(), "??");
     } else {
+      // Profiles written before call sites were call instructions: the location is
+      // the callee's scope entry, the parent its enclosing context.
       row.kind = "call";
       row.callee = FunctionAt(p, c.location(), "??");
       row.caller = c.parent_location() != 0 ? FunctionAt(p, c.parent_location(), "??") : "(root)";
     }
-    row.count = c.count();
-    row.work_on_work = static_cast<double>(c.work_on_work());
-    row.span_on_work = static_cast<double>(c.span_on_work());
-    row.work_on_span = static_cast<double>(c.work_on_span());
-    row.span_on_span = static_cast<double>(c.span_on_span());
-    row.burdened_span_on_work = static_cast<double>(c.burdened_span_on_work());
+    const auto key = std::make_tuple(row.kind, row.caller, row.callee, row.file, row.line);
+    auto [it, fresh] = row_of.emplace(key, rows.size());
+    if (fresh) rows.push_back(std::move(row));
+    CallSiteRow& r = rows[it->second];
+    r.count += c.count();
+    r.work_on_work += static_cast<double>(c.work_on_work());
+    r.span_on_work += static_cast<double>(c.span_on_work());
+    r.work_on_span += static_cast<double>(c.work_on_span());
+    r.span_on_span += static_cast<double>(c.span_on_span());
+    r.burdened_span_on_work += static_cast<double>(c.burdened_span_on_work());
+  }
+  for (CallSiteRow& row : rows) {
     row.parallelism = Ratio(row.work_on_work, row.span_on_work);
     row.span_percent = 100.0 * Ratio(row.span_on_span, static_cast<double>(ws.span()));
-    rows.push_back(std::move(row));
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const CallSiteRow& a, const CallSiteRow& b) { return a.work_on_work > b.work_on_work; });

@@ -15,6 +15,7 @@ namespace cilk::rt {
 
 Runtime* g_runtime = nullptr;
 const cilkprof_hooks_t* g_hooks = nullptr;
+std::atomic<const cilkprof_hooks_t*> g_function_hooks{nullptr};
 std::atomic<uint32_t> g_workers{0};
 std::atomic<uint32_t> g_working{0};
 __thread Worker* tls_worker __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -107,6 +108,8 @@ Runtime* CreateRuntime() {
 
   // The tool, before any worker runs user code, on the thread starting the runtime.
   if (&cilkprof_tool_attach != nullptr) g_hooks = cilkprof_tool_attach(&kRuntimeView);
+  // Any thread may run instrumented code now: they see the hooks through this one.
+  g_function_hooks.store(g_hooks, std::memory_order_release);
 
   g_runtime = runtime;
   for (uint32_t i = 1; i < runtime->nworkers; ++i) {

@@ -230,6 +230,9 @@ static_assert(offsetof(cilkprof_saved_regs_t, pc) == 0 && offsetof(cilkprof_save
 // ---- globals (runtime.cpp) ----
 extern CILK_HIDDEN Runtime* g_runtime;
 extern CILK_HIDDEN const cilkprof_hooks_t* g_hooks;
+// The same, for __cyg_profile_func_enter/exit (instrument_functions.cpp), which any
+// thread may call at any time, also while the runtime starts.
+extern CILK_HIDDEN std::atomic<const cilkprof_hooks_t*> g_function_hooks;
 extern CILK_HIDDEN std::atomic<uint32_t> g_workers;
 extern CILK_HIDDEN std::atomic<uint32_t> g_working;
 // The calling thread's worker (initial-exec TLS: a %fs-relative load, no call,

@@ -412,12 +412,12 @@ using cilk::rt::g_runtime;
 
 namespace cilk::detail {
 
-void scope_enter(scope_state* opaque) {
+void scope_enter(scope_state* opaque, const void* caller) {
   rt::ScopeState* scope = ::new (static_cast<void*>(opaque)) rt::ScopeState();
   scope->core.join.store(1, std::memory_order_relaxed);
   scope->core.flags = rt::kScopeSlow;
   if (CurrentWorker() == nullptr) rt::BindRoot(scope);
-  CILKPROF_HOOK(g_hooks, scope_enter, &scope->tool, __builtin_return_address(0));
+  CILKPROF_HOOK(g_hooks, scope_enter, &scope->tool, __builtin_return_address(0), caller);
 }
 
 void scope_sync(scope_state* opaque) {
@@ -572,7 +572,8 @@ extern "C" CILK_HIDDEN void cilk_rt_spawn(cilk::detail::scope_state* opaque, con
   }
   cilkprof_segment_t& segment = fiber->stack.segment;  // stack and entry bounds are set already
   segment.parent = parent_segment;
-  CILKPROF_HOOK(g_hooks, spawn, &scope->tool, reinterpret_cast<const void*>(segment.spawn.pc));
+  CILKPROF_HOOK(g_hooks, spawn, &scope->tool, reinterpret_cast<const void*>(segment.spawn.pc),
+                reinterpret_cast<const void*>(call));
 
   rt::Continuation continuation;  // fctx: saved by SpawnSwitch; the hand-off fields: see Continuation
   continuation.stack = rt::StackOf(parent_segment);

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define CILKPROF_RUNTIME_ABI_VERSION 1u
+#define CILKPROF_RUNTIME_ABI_VERSION 2u
 
 /* The scheduler state of a worker thread, as the sampler sees it. */
 typedef enum cilkprof_worker_state {
@@ -83,19 +83,38 @@ typedef struct cilkprof_worker {
  * run on the worker that executes the event, in the order: scope_enter, then per
  * spawn: spawn (parent strand ends) -> the child runs -> child_end (on the child's
  * worker) -> continuation (on whichever worker resumes the parent); sync_begin ->
- * sync_end (after every child of the scope has ended); scope_exit. */
+ * sync_end (after every child of the scope has ended); scope_exit.
+ *
+ * Call sites (ABI version 2). A scope is inlined into the function that holds it, so
+ * scope_enter also gets `caller`: that function's own return address, the address
+ * after the call instruction in its caller (the call site of the thesis). spawn gets
+ * `callable`: the entry address of the function the runtime calls on the child's
+ * fiber (the spawned lambda's operator(), or the library's type-erased thunk), so a
+ * tool can tell the spawned callable's own calls (part of the spawn) from calls made
+ * deeper down.
+ *
+ * Function hooks. Code compiled with -finstrument-functions calls the runtime's
+ * __cyg_profile_func_enter/exit, which forward to func_enter/func_exit on the thread
+ * that runs the function: `function` is its entry address, `caller` its return
+ * address. Exits pair with entries in LIFO order per strand, except that a function
+ * left by an exception may, depending on the compiler, have no exit call (clang). A
+ * function may enter on one worker and exit on another (its continuation was stolen).
+ * The runtime forwards them only between its start-up and exit; calls outside any
+ * Cilk computation are forwarded too (the tool decides). */
 typedef struct cilkprof_frame {
   void* tool_data[2];
 } cilkprof_frame_t;
 
 typedef struct cilkprof_hooks {
-  void (*scope_enter)(cilkprof_frame_t* frame, const void* callsite);
-  void (*spawn)(cilkprof_frame_t* frame, const void* callsite);
+  void (*scope_enter)(cilkprof_frame_t* frame, const void* callsite, const void* caller);
+  void (*spawn)(cilkprof_frame_t* frame, const void* callsite, const void* callable);
   void (*child_end)(cilkprof_frame_t* frame);
   void (*continuation)(cilkprof_frame_t* frame);
   void (*sync_begin)(cilkprof_frame_t* frame, const void* callsite);
   void (*sync_end)(cilkprof_frame_t* frame);
   void (*scope_exit)(cilkprof_frame_t* frame);
+  void (*func_enter)(const void* function, const void* caller);
+  void (*func_exit)(const void* function, const void* caller);
 } cilkprof_hooks_t;
 
 /* What the runtime shows a tool. Static storage, valid for the life of the process. */

@@ -103,12 +103,14 @@ class scope {
   // on this strand's worker are inline stores and loads; the library is called only
   // when there is work to do (the runtime's first scope, a stolen child still out, a
   // child's exception, a tool's hooks).
-  [[gnu::always_inline]] scope() {
-    if (!detail::scope_enter_inline(&state_)) detail::scope_enter(&state_);
+  // With a tool attached the library learns this function's own return address: the
+  // call site of the function that holds the scope (the thesis' call site).
+  [[gnu::always_inline]] CILK_DETAIL_NO_HOOKS scope() {
+    if (!detail::scope_enter_inline(&state_)) detail::scope_enter(&state_, __builtin_return_address(0));
   }
   // Syncs. Rethrows a child's exception unless the scope is being left by an
   // exception already, in which case the child's exception is dropped.
-  [[gnu::always_inline]] ~scope() noexcept(false) {
+  [[gnu::always_inline]] CILK_DETAIL_NO_HOOKS ~scope() noexcept(false) {
     if (!detail::scope_synced(&state_)) detail::scope_leave(&state_);
   }
   scope(const scope&) = delete;
@@ -118,7 +120,7 @@ class scope {
   // user's function itself: the spawn point's saved registers (pc, sp, fp,
   // callee-saved) are exactly that function's at its call into the runtime.
   template <class F>
-  [[gnu::always_inline]] void spawn(F&& child) {
+  [[gnu::always_inline]] CILK_DETAIL_NO_HOOKS void spawn(F&& child) {
     using Fn = std::decay_t<F>;
     static_assert(std::is_invocable_v<Fn&>, "cilk::scope::spawn needs a callable taking no arguments");
     constexpr bool kMove = !std::is_lvalue_reference_v<F>;
@@ -134,7 +136,7 @@ class scope {
 
   // cilk_sync: returns when every child spawned through this scope has ended;
   // rethrows the first exception one of them threw.
-  [[gnu::always_inline]] void sync() {
+  [[gnu::always_inline]] CILK_DETAIL_NO_HOOKS void sync() {
     if (!detail::scope_synced(&state_)) detail::scope_sync(&state_);
   }
 
@@ -143,9 +145,11 @@ class scope {
 };
 
 // Runs `function` inside the runtime and returns its result on the calling
-// thread. Inside the runtime already, it just calls `function`.
+// thread. Inside the runtime already, it just calls `function`. Not inlined, so a
+// profiler names the call of cilk::run in the user's function as the computation's
+// call site wherever the compiler would have inlined it.
 template <class F>
-decltype(auto) run(F&& function) {
+[[gnu::noinline]] CILK_DETAIL_NO_HOOKS decltype(auto) run(F&& function) {
   if (detail::in_runtime()) return std::invoke(std::forward<F>(function));
   scope root;  // binds this thread; its end brings the strand back to this thread
   return std::invoke(std::forward<F>(function));
@@ -157,7 +161,7 @@ namespace detail {
 // worker visits indices in increasing order (the serial elision's order) and
 // thieves take the largest untouched halves.
 template <class F>
-void parallel_for_range(long lo, long hi, long grain, F& body) {
+CILK_DETAIL_NO_HOOKS void parallel_for_range(long lo, long hi, long grain, F& body) {
   scope s;
   while (static_cast<unsigned long>(hi) - static_cast<unsigned long>(lo) > static_cast<unsigned long>(grain)) {
     const long mid = static_cast<long>(static_cast<unsigned long>(lo) +
@@ -173,7 +177,7 @@ void parallel_for_range(long lo, long hi, long grain, F& body) {
 // cilk_for over [begin, end) in chunks of at most `grain` iterations (grain <= 0:
 // automatic). Iterations may run in parallel and in any order.
 template <class F>
-void parallel_for(long begin, long end, long grain, F&& body) {
+CILK_DETAIL_NO_HOOKS void parallel_for(long begin, long end, long grain, F&& body) {
   if (end <= begin) return;
   const unsigned long n = static_cast<unsigned long>(end) - static_cast<unsigned long>(begin);
   if (grain <= 0) grain = detail::automatic_grain(n);
@@ -183,7 +187,7 @@ void parallel_for(long begin, long end, long grain, F&& body) {
 // cilk_for with the automatic grain: about 8 chunks per worker, at most 2048
 // iterations per chunk (Cilk Plus's rule).
 template <class F>
-void parallel_for(long begin, long end, F&& body) {
+CILK_DETAIL_NO_HOOKS void parallel_for(long begin, long end, F&& body) {
   parallel_for(begin, end, 0L, std::forward<F>(body));
 }
 

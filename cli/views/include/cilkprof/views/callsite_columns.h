@@ -8,15 +8,11 @@
 //
 //   spawn site   a node entered by a spawn edge whose parent's location is the site's
 //                spawn point (compared by module path, build-id and offset);
-//   call site    a node whose physical function (its location's outermost frame:
-//                module, name, defining file and line) holds the site's scope, when
-//                the node's enclosing Cilk context is the site's parent_location. The
-//                context is found walking up: a spawn edge is a definite context (its
-//                spawn point); a frame of a function that holds a scope is a possible
-//                one (the sample cannot tell whether that scope was open, so when no
-//                site of the node's function names it, the walk goes on above it);
-//                the root is the top level (parent_location 0). The nearest context
-//                that some site of the function names decides; all its sites attach.
+//   call site    a node entered by a call edge whose parent's location is the site's
+//                call instruction (the callee's frames under the caller stopped at
+//                that call).
+// Call sites of profiles written before call sites were call instructions (no
+// callee_location) are not joined: their location names the callee's scope.
 //
 // Join results never change sampled values. Only profiles with Profile.workspan get
 // the columns; without it every row's set stays empty and the tree is as before.

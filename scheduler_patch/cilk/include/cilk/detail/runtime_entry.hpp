@@ -14,6 +14,9 @@
 #include <utility>
 
 #define CILK_DETAIL_API __attribute__((visibility("default")))
+// The library's inline code is not the user's: with -finstrument-functions (the
+// profiler's full call-site mode, docs/WORKSPAN.md) it calls no hooks.
+#define CILK_DETAIL_NO_HOOKS __attribute__((no_instrument_function))
 
 namespace cilk {
 namespace detail {
@@ -55,7 +58,7 @@ inline constexpr std::uint32_t kScopeSlowPaths = 1u;
 extern __thread bool tls_inline_scopes __attribute__((tls_model("initial-exec"), visibility("default")));
 
 // The inline scope entry: false when the library must enter the scope.
-[[gnu::always_inline]] inline bool scope_enter_inline(scope_state* scope) noexcept {
+[[gnu::always_inline]] CILK_DETAIL_NO_HOOKS inline bool scope_enter_inline(scope_state* scope) noexcept {
   if (__builtin_expect(!tls_inline_scopes, 0)) return false;
   scope->core.join.store(1, std::memory_order_relaxed);
   scope->core.flags = 0;
@@ -65,7 +68,7 @@ extern __thread bool tls_inline_scopes __attribute__((tls_model("initial-exec"),
 
 // True when a sync (or the scope's end) has nothing to do: an inline scope whose
 // stolen children have all ended and none of whose children threw.
-[[gnu::always_inline]] inline bool scope_synced(scope_state* scope) noexcept {
+[[gnu::always_inline]] CILK_DETAIL_NO_HOOKS inline bool scope_synced(scope_state* scope) noexcept {
   return __builtin_expect(scope->core.flags == 0, 1) &&
          __builtin_expect(scope->core.join.load(std::memory_order_acquire) == 1, 1) &&
          __builtin_expect(scope->core.error_claimed.load(std::memory_order_relaxed) == 0, 1);
@@ -90,8 +93,9 @@ struct child_ops {
 };
 
 // The library's paths: entering a scope when scope_enter_inline declined; syncing
-// or leaving one when scope_synced is false.
-CILK_DETAIL_API void scope_enter(scope_state* scope);
+// or leaving one when scope_synced is false. `caller`: the return address of the
+// function the scope is inlined into (its call site, for a profiler's hooks).
+CILK_DETAIL_API void scope_enter(scope_state* scope, const void* caller);
 CILK_DETAIL_API void scope_leave(scope_state* scope);
 CILK_DETAIL_API void scope_sync(scope_state* scope);
 CILK_DETAIL_API bool in_runtime() noexcept;
@@ -116,7 +120,7 @@ namespace detail {
 
 // Calls a callable through a type-erased pointer (the generic route).
 template <class Fn>
-void invoke_erased(void* object) {
+CILK_DETAIL_NO_HOOKS void invoke_erased(void* object) {
   std::invoke(*static_cast<Fn*>(object));
 }
 
@@ -143,7 +147,7 @@ struct plain_call_operator<R (C::*)() const noexcept> : std::bool_constant<kRetu
 // pointers, generic or overloaded call operators, results returned in memory) goes
 // through invoke_erased<Fn>, which then shows as one extra frame.
 template <class Fn>
-child_function direct_call() noexcept {
+CILK_DETAIL_NO_HOOKS child_function direct_call() noexcept {
 #if defined(__x86_64__) && defined(__GXX_ABI_VERSION)
   if constexpr (requires { &Fn::operator(); }) {
     using Pointer = decltype(&Fn::operator());
@@ -166,7 +170,7 @@ child_function direct_call() noexcept {
 }
 
 template <class Fn, bool kMove>
-bool construct_child(void* to, void* from, void* child) noexcept {
+CILK_DETAIL_NO_HOOKS bool construct_child(void* to, void* from, void* child) noexcept {
   if constexpr (std::is_trivially_copyable_v<Fn>) {
     (void)child;
     ::new (to) Fn(*static_cast<const Fn*>(from));  // a few moves, inlined here
@@ -185,7 +189,7 @@ bool construct_child(void* to, void* from, void* child) noexcept {
 }
 
 template <class Fn>
-void destroy_child(void* object, void* child) noexcept {
+CILK_DETAIL_NO_HOOKS void destroy_child(void* object, void* child) noexcept {
   try {
     static_cast<Fn*>(object)->~Fn();
   } catch (...) {
