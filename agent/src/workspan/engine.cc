@@ -551,6 +551,8 @@ struct ChildCtx : SerialCtx {
 };
 
 struct FrameCtx : Ctx {
+  uintptr_t ret;       // the return address of the function holding the scope
+  uintptr_t function;  // that function's entry when it has a context (function hooks), else 0
   Accum base;
   Accum* view;
   ChildCtx* last_child;  // of the latest spawn, until its continuation
@@ -795,6 +797,14 @@ Entry ClassifyEntry(ThreadState& ts, Ctx* parent, uintptr_t ret, uintptr_t funct
       return e;
     }
   }
+  if (parent != nullptr && parent->kind == CtxKind::kFrame && function != 0) {
+    // A function whose hook reports the return address of the function holding the
+    // enclosing scope was inlined into that function (GCC; e.g. the lambda given to
+    // cilk::run): a real call from there has a return address inside it. Unless it
+    // is that function itself, called again through the same call instruction.
+    auto* frame = static_cast<FrameCtx*>(parent);
+    if (frame->ret == ret && (frame->function == 0 || frame->function != function)) return e;
+  }
   const uint32_t site = LookupSite(ts, static_cast<uint32_t>(SiteKind::kCall), ret, 0);
   if (parent != nullptr && parent->kind == CtxKind::kChild) {
     auto* child = static_cast<ChildCtx*>(parent);
@@ -836,8 +846,13 @@ void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite, const void* cal
   auto* f = static_cast<FrameCtx*>(ts->pool.Allocate(sizeof(FrameCtx)));
   if (f == nullptr) return Fail();
   new (f) FrameCtx;  // default-init: InitCtx and the lines below set every field read later
-  const Entry entry = ClassifyEntry(*ts, parent, reinterpret_cast<uintptr_t>(caller), 0, pc);
+  const auto ret = reinterpret_cast<uintptr_t>(caller);
+  const Entry entry = ClassifyEntry(*ts, parent, ret, 0, pc);
   InitCtx(f, CtxKind::kFrame, entry.site, pc, parent, entry.dropped);
+  f->ret = ret;
+  f->function = parent != nullptr && parent->kind == CtxKind::kFunc && static_cast<FuncCtx*>(parent)->ret == ret
+                    ? static_cast<FuncCtx*>(parent)->function
+                    : 0;
   if (parent == nullptr) f->region = ts->outer_region;
   f->view = &f->base;
   f->last_child = nullptr;
