@@ -1,5 +1,5 @@
 // A user's Cilk program, compiled by the install test against the installed runtime
-// with nothing but `pkg-config --cflags --libs cilk`.
+// with nothing but `pkg-config --cflags --libs cilk` (and again with cilk-profile).
 #include <cilk/cilk.hpp>
 
 #include <cstdio>
@@ -7,8 +7,11 @@
 
 namespace {
 
+// Serial (no cilk::scope): a call site of its own only with function hooks.
+__attribute__((noinline)) long serial_leaf(int n) { return n; }
+
 long install_client_fib(int n) {
-  if (n < 2) return n;
+  if (n < 2) return serial_leaf(n);
   long x = 0;
   long y = 0;
   cilk::scope s;

@@ -4,7 +4,9 @@
 #      cilk` alone (cilk.pc finds its prefix from its own directory) and runs;
 #   2. DIR/bin/cilkprof-run profiles it with the installed agent (DIR/lib/.../cilkprof),
 #      found from its own location, and DIR/bin/cilkprof summarizes the profile;
-#   3. the systemd unit runs DIR/bin/cilkprofd and names documents DIR holds.
+#   3. the same client built with `pkg-config --cflags --libs cilk-profile` (function
+#      hooks: full call-site mode) shows its serial function as a call site;
+#   4. the systemd unit runs DIR/bin/cilkprofd and names documents DIR holds.
 # Usage: test_install.sh CMAKE BUILD_DIR CXX PKG_CONFIG CLIENT_SOURCE
 set -eu
 cmake=$1 build=$2 cxx=$3 pkg_config=$4 client_source=$5
@@ -64,6 +66,21 @@ grep -Fq "\"program\": \"$work/client\"" "$work/summary.json" ||
 # About 2 x 30 ms of CPU time at the default 1 ms period: tens of samples, never none.
 grep -Eq '"samples": *[1-9]' "$work/summary.json" ||
   { cat "$work/summary.json" >&2; fail "the profile has no samples: the agent did not sample the client"; }
+echo "--- the client built with \`pkg-config --cflags --libs cilk-profile\`: every call a call site"
+profile_flags=$("$pkg_config" --cflags --libs cilk-profile) || fail "pkg-config --cflags --libs cilk-profile failed"
+# shellcheck disable=SC2086
+"$cxx" -O2 -g -fno-omit-frame-pointer "$client_source" -o "$work/client_calls" $profile_flags ||
+  fail "the client does not compile with \`pkg-config --cflags --libs cilk-profile\` from $prefix"
+env -u CILKPROF_AGENT -u LD_PRELOAD CILK_NWORKERS=2 \
+  "$prefix/bin/cilkprof-run" -q -o "$work/calls.cilkprof" -- "$work/client_calls" 20 >"$work/calls.out" ||
+  { cat "$work/calls.out" >&2; fail "cilkprof-run on the client with function hooks failed"; }
+"$prefix/bin/cilkprof" view callsites "$work/calls.cilkprof" >"$work/callsites.out" ||
+  { cat "$work/callsites.out" >&2; fail "cilkprof view callsites from the install tree failed"; }
+# The client's serial leaf (no cilk::scope) is a call site only with function hooks.
+grep -q ' call .*serial_leaf' "$work/callsites.out" ||
+  { cat "$work/callsites.out" >&2; fail "no call-site row for the serial function serial_leaf"; }
+echo "$work/callsites.out:"; head -8 "$work/callsites.out"
+
 echo "--- the systemd unit names this install's cilkprofd and documents"
 unit=$(find "$prefix" -name cilkprofd.service)
 [ -n "$unit" ] || fail "no cilkprofd.service under $prefix"
