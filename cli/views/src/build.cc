@@ -244,7 +244,7 @@ RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, co
     return rows;
   };
 
-  // Call sites go to the line row of their file:line (the scope's line, the spawn's
+  // Call sites go to the line row of their file:line (the call's line, the spawn's
   // line; created when no sample fell on it), from the outermost address node they
   // joined on each path: a site under an enclosing node that already gave that line
   // its sites is a nested (recursive) invocation of code the outer one covers.

@@ -16,12 +16,12 @@
 namespace cilkprof::views {
 
 // One call site, symbolized (docs/WORKSPAN.md "Call sites"):
-//  call  (a cilk::scope entered): callee = the function holding the scope, file:line =
-//        the scope's line; caller = the function of the enclosing site ("(root)" at top
-//        level);
+//  call  (a call instruction): caller = the function holding it, file:line = its line;
+//        callee = the function called (its first scope's, or its entry's function);
+//        one row per caller, callee and line (call instructions of one source call add up);
 //  spawn: caller = the spawning function, file:line = the spawn's line; callee = the
-//        function whose scope a child entered first, else the spawned callable's type
-//        (the template argument of cilk::scope::spawn), else "(spawned code)".
+//        function the spawned callable calls, else the spawned callable's type (the
+//        template argument of cilk::scope::spawn), else "(spawned code)".
 // Functions of the Cilk library's templates (cilk::...) are skipped in favour of the
 // user function they are inlined into.
 struct CallSiteRow {
