@@ -1054,9 +1054,26 @@ void OnScopeExit(cilkprof_frame_t* frame) {
 // Ends the running function context `f` (its strand already charged): its invocation
 // is recorded and folded into the context that called it.
 void EndFunction(ThreadState& ts, FuncCtx* f) {
-  FinishInvocation(ts, f, f->acc);
   Ctx* parent = f->parent;
-  FoldCall(ts, CurrentAccum(parent), f->acc);
+  Accum& into = CurrentAccum(parent);
+  Accum& a = f->acc;
+  if (a.contin_prof.empty() && a.whatif == nullptr && into.whatif == nullptr) {
+    // The usual case, a function that called no top-most site: its own entry goes
+    // straight into the caller's span profile (what FinishInvocation + FoldCall would
+    // leave there, without a profile block of its own).
+    if (f->site != 0) {
+      RecordOnWork(ts, f->site, a.work, a.contin_span, a.contin_bspan, f->topmost);
+      if (f->topmost && !into.contin_prof.Add(ts.pool, f->site, a.work, a.contin_span)) Fail();
+    } else if (f->dropped) {
+      g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+    into.work += a.work;
+    into.contin_span += a.contin_span;
+    into.contin_bspan += a.contin_bspan;
+  } else {
+    FinishInvocation(ts, f, a);
+    FoldCall(ts, into, a);
+  }
   ts.pool.Free(f);
   ts.cur = parent;
 }
