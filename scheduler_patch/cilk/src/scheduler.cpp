@@ -358,6 +358,93 @@ std::exception_ptr SyncChildren(ScopeState* scope, const void* callsite) {
   return error;
 }
 
+// The runtime's tool-only paths, marked for the profiler (cilkprof_worker_t::
+// tool_path): with no tool attached, a scope that is not a computation's root is
+// entered, synced and left inline; with one, those go through scope_enter, scope_sync
+// and scope_leave so that the hooks run. The library part of that is the tool's cost,
+// and a sampler must not charge it to the program as work (docs/WORKSPAN.md,
+// "Instrumentation and the sampled profile"). What stays unmarked: entering a root
+// scope (off a worker), and a sync or leave of a root scope or with a child out or an
+// exception recorded (the runtime's own work, tool or not, which may park the strand
+// and resume it on another worker, rethrow, or return to the origin).
+//
+// The mark goes up first thing, before the loads that decide (samples land there:
+// after the call into the library the first instructions take the instruction-cache
+// misses the tool's code caused), in an entry point with no frame that tail-calls its
+// body; the body takes the mark down again at once when the path is not the tool's,
+// and always on the worker that raised it, before anything that may switch.
+inline Worker* RaiseToolPath() {
+  Worker* worker = CurrentWorker();
+  if (worker == nullptr || g_hooks == nullptr) return nullptr;
+  worker->record.tool_path = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);  // the reader is this thread's signal handler
+  return worker;
+}
+
+// Owns a raised mark (RaiseToolPath's worker, or null) and takes it down.
+class ToolPathMark {
+ public:
+  explicit ToolPathMark(Worker* raised) : worker_(raised) {}
+  ~ToolPathMark() { Clear(); }
+  void Clear() {
+    if (worker_ == nullptr) return;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    worker_->record.tool_path = 0;
+    worker_ = nullptr;
+  }
+  ToolPathMark(const ToolPathMark&) = delete;
+  ToolPathMark& operator=(const ToolPathMark&) = delete;
+
+ private:
+  Worker* worker_;
+};
+
+// A sync or leave of `scope` on the tool's path: a scope the library entered only for
+// a tool (kScopeSlow without kScopeRoot: scope_enter makes a scope slow on a worker
+// only when a tool is attached; inline scopes have flags 0), with nothing to wait for
+// (join == 1: no stolen child out, and none can be stolen later, since the strand at
+// its sync spawns no more; so no park) and nothing to rethrow.
+inline bool ToolOnlySync(ScopeState* scope) {
+  return (scope->core.flags & (kScopeSlow | kScopeRoot)) == kScopeSlow &&
+         scope->core.join.load(std::memory_order_acquire) == 1 &&
+         scope->core.error_claimed.load(std::memory_order_relaxed) == 0;
+}
+
+[[gnu::noinline]] void ScopeEnter(cilk::detail::scope_state* opaque, const void* callsite, const void* caller, Worker* raised) {
+  // Raised on a worker: the scope came here instead of inline only because a tool is
+  // attached (tls_inline_scopes is false). Off a worker, it binds a root: no mark.
+  const ToolPathMark tool_path(raised);
+  ScopeState* scope = ::new (static_cast<void*>(opaque)) ScopeState();
+  scope->core.join.store(1, std::memory_order_relaxed);
+  scope->core.flags = kScopeSlow;
+  if (CurrentWorker() == nullptr) BindRoot(scope);
+  CILKPROF_HOOK(g_hooks, scope_enter, &scope->tool, callsite, caller);
+}
+
+[[gnu::noinline]] void ScopeSync(ScopeState* scope, const void* callsite, Worker* raised) {
+  ToolPathMark tool_path(raised);
+  if (!ToolOnlySync(scope)) tool_path.Clear();
+  std::exception_ptr error = SyncChildren(scope, callsite);
+  if ((scope->core.flags & kScopeRoot) != 0) ReturnToOrigin();
+  if (error) std::rethrow_exception(std::move(error));
+}
+
+[[gnu::noinline]] void ScopeLeave(ScopeState* scope, const void* callsite, Worker* raised) {
+  ToolPathMark tool_path(raised);
+  if (!ToolOnlySync(scope)) tool_path.Clear();
+  std::exception_ptr error = SyncChildren(scope, callsite);
+  CILKPROF_HOOK(g_hooks, scope_exit, &scope->tool);
+  const bool root = (scope->core.flags & kScopeRoot) != 0;
+  // Leaving by an exception already (the destructor runs during unwinding): the
+  // child's exception is dropped, since throwing it would call std::terminate.
+  const bool unwinding = error && std::uncaught_exceptions() > 0;
+  if (root) {
+    ReturnToOrigin();
+    UnbindRoot();
+  }
+  if (error && !unwinding) std::rethrow_exception(std::move(error));
+}
+
 }  // namespace
 
 void WorkerThreadMain(Worker* worker) {
@@ -412,34 +499,21 @@ using cilk::rt::g_runtime;
 
 namespace cilk::detail {
 
+// The entry points: raise the mark, then the body (a tail call, so no frame of their
+// own and the mark's store among the first instructions).
 void scope_enter(scope_state* opaque, const void* caller) {
-  rt::ScopeState* scope = ::new (static_cast<void*>(opaque)) rt::ScopeState();
-  scope->core.join.store(1, std::memory_order_relaxed);
-  scope->core.flags = rt::kScopeSlow;
-  if (CurrentWorker() == nullptr) rt::BindRoot(scope);
-  CILKPROF_HOOK(g_hooks, scope_enter, &scope->tool, __builtin_return_address(0), caller);
+  rt::Worker* raised = rt::RaiseToolPath();
+  rt::ScopeEnter(opaque, __builtin_return_address(0), caller, raised);
 }
 
 void scope_sync(scope_state* opaque) {
-  rt::ScopeState* scope = AsScope(opaque);
-  std::exception_ptr error = rt::SyncChildren(scope, __builtin_return_address(0));
-  if ((scope->core.flags & rt::kScopeRoot) != 0) rt::ReturnToOrigin();
-  if (error) std::rethrow_exception(std::move(error));
+  rt::Worker* raised = rt::RaiseToolPath();
+  rt::ScopeSync(AsScope(opaque), __builtin_return_address(0), raised);
 }
 
 void scope_leave(scope_state* opaque) {
-  rt::ScopeState* scope = AsScope(opaque);
-  std::exception_ptr error = rt::SyncChildren(scope, __builtin_return_address(0));
-  CILKPROF_HOOK(g_hooks, scope_exit, &scope->tool);
-  const bool root = (scope->core.flags & rt::kScopeRoot) != 0;
-  // Leaving by an exception already (the destructor runs during unwinding): the
-  // child's exception is dropped, since throwing it would call std::terminate.
-  const bool unwinding = error && std::uncaught_exceptions() > 0;
-  if (root) {
-    rt::ReturnToOrigin();
-    rt::UnbindRoot();
-  }
-  if (error && !unwinding) std::rethrow_exception(std::move(error));
+  rt::Worker* raised = rt::RaiseToolPath();
+  rt::ScopeLeave(AsScope(opaque), __builtin_return_address(0), raised);
 }
 
 void child_exception(void* child) noexcept {

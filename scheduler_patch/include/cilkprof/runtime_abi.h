@@ -69,11 +69,19 @@ typedef struct cilkprof_segment {
 /* Per worker thread. Written only by its own thread; read by that thread's signal
  * handler (and, racily and harmlessly, by tools on other threads).
  * Fiber switches: the runtime sets state = OVERHEAD, switches, stores the new
- * `segment`, then sets state back; a sample taken in between is an OVERHEAD sample. */
+ * `segment`, then sets state back; a sample taken in between is an OVERHEAD sample.
+ * tool_path: nonzero while the worker runs a path of the runtime that the program
+ * takes only because a tool is attached (the cilk-model runtime: entering a scope
+ * that is not the computation's root, and syncing or leaving one with no child out
+ * and no exception recorded, through the library instead of inline code). A sampler
+ * charges such samples to the tool, not to the program. Set and cleared on the same
+ * worker: never around code that may switch the strand to another worker (a sync
+ * that may park). */
 typedef struct cilkprof_worker {
   volatile uint32_t state;                    /* cilkprof_worker_state_t            */
   uint32_t worker_id;                         /* 0 .. workers-1                     */
   const cilkprof_segment_t* volatile segment; /* innermost running segment, or NULL */
+  volatile uint32_t tool_path;                /* 1: the runtime's tool-only path    */
 } cilkprof_worker_t;
 
 /* ---- Instrumentation hooks (work/span tools). ----
