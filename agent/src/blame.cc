@@ -12,6 +12,7 @@ namespace {
 struct WorkerView {
   cilkprof_worker_t* worker = nullptr;
   uint32_t state = CILKPROF_STATE_NOT_A_WORKER;
+  bool tool_path = false;  // the runtime runs a path only the tool makes it take
   uint32_t workers = 0;
   uint32_t working = 0;
 };
@@ -23,6 +24,7 @@ WorkerView ReadWorker() {
   v.worker = runtime->current_worker();
   if (v.worker == nullptr) return v;
   v.state = v.worker->state;
+  v.tool_path = v.worker->tool_path != 0;
   v.workers = *runtime->workers;
   v.working = *runtime->working;
   return v;
@@ -61,7 +63,11 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
                 bool synchronous) {
   SampleCounters* counters = &t->counters;
   const WorkerView view = ReadWorker();
-  const SampleKind kind = ClassifySample(view.state, InInstrumentation());
+  // In the tool: its hooks and API (the depth), the runtime's tool-only paths (the
+  // worker's mark), or the tool's code outside both (the interrupted pc).
+  const bool in_tool = InInstrumentation() || view.tool_path ||
+                       InToolCode(static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RIP]));
+  const SampleKind kind = ClassifySample(view.state, in_tool);
   if (kind == SampleKind::kIdle) {
     CounterAdd(&counters->idle_samples, 1);
     CounterAdd(&counters->idle_ns, weight);

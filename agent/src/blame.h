@@ -11,7 +11,10 @@
 //   in the work/span tool's      instrumentation += weight at the logical path (found
 //   code, any state              as for the state), and nothing else: no work, overhead
 //   (instrumentation.h)          or idleness, so that the sampled profile describes the
-//                                user's program, not the instrumented one.
+//                                user's program, not the instrumented one. In the tool:
+//                                the thread's depth (hooks, API, attach), the worker's
+//                                tool_path mark (the runtime's tool-only scope paths),
+//                                or an interrupted pc in the tool's code (InToolCode).
 // On WORKING and OVERHEAD samples, idleness += weight x (workers - working) / working,
 // both counters read from the runtime at the sample (they are updated with relaxed
 // stores by other threads, so each read may be slightly stale: the summary reports

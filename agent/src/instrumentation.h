@@ -51,6 +51,26 @@ class InstrumentationScope {
   InstrumentationScope& operator=(const InstrumentationScope&) = delete;
 };
 
+// Code that runs only for the tool but that no InstrumentationScope can cover, by
+// address: the guarded wrappers' own instructions before they raise the depth and
+// after they lower it (their prologue takes the cost of the call into the tool: about
+// half of the wrappers' samples), and the runtime's forwarders of function hooks
+// (__cyg_profile_func_enter/exit in libcilk, which run before any wrapper). A sample
+// whose interrupted pc lies in such a range is instrumentation. The runtime's own
+// tool-only paths (a library scope entry, sync or exit that inline code would have
+// done) are marked by the runtime instead (cilkprof_worker_t::tool_path): whether they
+// are the tool's depends on the scope, not on the address.
+//
+// AddToolCode: not async-signal-safe and not thread-safe; called before the code it
+// names can run (the runtime's attach, on the one thread starting the runtime). At most
+// kMaxToolCodeRanges ranges; returns false (and adds nothing) beyond. A range already
+// present is not added twice.
+inline constexpr int kMaxToolCodeRanges = 16;
+bool AddToolCode(uintptr_t lo, uintptr_t hi);
+
+// Async-signal-safe: reads the published ranges without locks.
+bool InToolCode(uintptr_t pc);
+
 // What a sample of a thread is charged as (blame.h). Instrumentation comes first: the
 // tool's hooks run in the runtime's OVERHEAD state (and may run in others), and the
 // time they take is neither the program's work nor the scheduler's overhead, nor does

@@ -113,3 +113,32 @@ TEST(InstrumentationScope, Nests) {
 
 }  // namespace
 }  // namespace cilkprof::agent
+
+namespace cilkprof::agent {
+namespace {
+
+// The tool's code by address (the guarded wrappers, the runtime's forwarders and scope
+// entry stubs): [lo, hi) only, once per range, at most kMaxToolCodeRanges ranges. The
+// table is process-wide, so this test uses addresses no other test registers.
+TEST(ToolCode, RangesAreHalfOpenAndDeduplicated) {
+  constexpr uintptr_t kBase = 0x7f0000001000;
+  EXPECT_FALSE(InToolCode(kBase));
+  ASSERT_TRUE(AddToolCode(kBase, kBase + 0x40));
+  ASSERT_TRUE(AddToolCode(kBase, kBase + 0x40));  // again: no second entry
+  EXPECT_FALSE(InToolCode(kBase - 1));
+  EXPECT_TRUE(InToolCode(kBase));
+  EXPECT_TRUE(InToolCode(kBase + 0x3f));
+  EXPECT_FALSE(InToolCode(kBase + 0x40));
+  EXPECT_FALSE(AddToolCode(kBase + 0x100, kBase + 0x100));  // empty
+  // Fill the table: the ranges that fit are found, the one beyond is refused.
+  int added = 1;
+  for (uintptr_t lo = kBase + 0x1000; AddToolCode(lo, lo + 8); lo += 0x1000) {
+    EXPECT_TRUE(InToolCode(lo + 7));
+    ++added;
+  }
+  EXPECT_LE(added, kMaxToolCodeRanges);
+  EXPECT_TRUE(InToolCode(kBase + 0x20));
+}
+
+}  // namespace
+}  // namespace cilkprof::agent

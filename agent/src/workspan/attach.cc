@@ -6,6 +6,10 @@
 // thread never waits for the flusher), and from an atexit handler registered when the
 // runtime attaches, which therefore runs before the agent's own exit handler (atexit
 // handlers run in reverse order of registration) and so before its Goodbye.
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,7 +20,9 @@
 #include <string>
 
 #include "agent_state.h"
+#include "instrumentation.h"
 #include "log.h"
+#include "real_functions.h"
 #include "workspan/engine.h"
 #include "workspan/guarded_hooks.h"
 #include "workspan/report.h"
@@ -57,6 +63,70 @@ bool InvariantTsc() {
   if (a < 0x80000007u) return false;
   __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
   return (d & (1u << 8)) != 0;
+}
+
+// Code of the runtime that, with the tool attached, runs only for the tool and that no
+// mark of the runtime covers, registered by address as the tool's (instrumentation.h):
+//   - the forwarders of function hooks, __cyg_profile_func_enter and _exit, which code
+//     built with -finstrument-functions calls at every entry and exit, before the
+//     guarded hook raises the depth;
+//   - the entry points of the library's scope paths (cilk-model: scope_enter,
+//     scope_sync, scope_leave), frameless stubs that raise the worker's tool_path mark
+//     and tail-call the body: the instructions before the mark's store take about
+//     two thirds of their samples (the instruction-cache misses the tool's code
+//     causes land on the first instructions after the call). With a tool attached
+//     they run for the tool except at a root scope and at a sync that waits for a
+//     stolen child: a few instructions per computation and per steal.
+// Looked up in the runtime's own module (the one holding current_worker), so a
+// program's own definitions are not taken for them; names the module does not define
+// (another runtime) are skipped.
+constexpr const char* kRuntimeToolCode[] = {
+    "__cyg_profile_func_enter",
+    "__cyg_profile_func_exit",
+    "_ZN4cilk6detail11scope_enterEPNS0_11scope_stateEPKv",  // cilk::detail::scope_enter
+    "_ZN4cilk6detail10scope_syncEPNS0_11scope_stateE",      // cilk::detail::scope_sync
+    "_ZN4cilk6detail11scope_leaveEPNS0_11scope_stateE",     // cilk::detail::scope_leave
+};
+
+void RegisterRuntimeToolCode(const cilkprof_runtime_t* runtime) {
+  Dl_info module{};
+  if (dladdr(reinterpret_cast<const void*>(runtime->current_worker), &module) == 0 || module.dli_fname == nullptr) {
+    return;
+  }
+  void* handle = dlopen(module.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return;
+  for (const char* name : kRuntimeToolCode) {
+    void* entry = dlsym(handle, name);
+    Dl_info info{};
+    void* symbol_entry = nullptr;  // the ElfW(Sym) of `entry`
+    if (entry == nullptr || dladdr1(entry, &info, &symbol_entry, RTLD_DL_SYMENT) == 0 || symbol_entry == nullptr) {
+      continue;
+    }
+    const auto* symbol = static_cast<const ElfW(Sym)*>(symbol_entry);
+    if (info.dli_fbase != module.dli_fbase || symbol->st_size == 0) continue;  // not the runtime's
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(entry);
+    AddToolCode(lo, lo + symbol->st_size);
+  }
+  // The agent's dlclose flushes first (interpose.cc): the real one, for a NOLOAD handle.
+  if (real::dlclose() != nullptr) real::dlclose()(handle);
+}
+
+// The guarded wrappers' own instructions before and after their InstrumentationScope
+// (the prologue takes the cost of the call into the tool) are the tool's code too.
+// Their bounds come from the unwind tables: they are template instances, which GCC
+// will not place in a section of our choosing, with local symbols dladdr does not see.
+void RegisterWrapperCode(const cilkprof_hooks_t& table) {
+  constexpr size_t kMembers = sizeof(cilkprof_hooks_t) / sizeof(void (*)());
+  void (*members[kMembers])();
+  static_assert(sizeof(members) == sizeof(cilkprof_hooks_t));
+  std::memcpy(members, &table, sizeof(table));
+  for (void (*wrapper)() : members) {
+    unw_proc_info_t info{};
+    if (wrapper != nullptr &&
+        unw_get_proc_info_by_ip(unw_local_addr_space, reinterpret_cast<unw_word_t>(wrapper), &info, nullptr) == 0) {
+      AddToolCode(static_cast<uintptr_t>(info.start_ip), static_cast<uintptr_t>(info.end_ip));
+    }
+  }
 }
 
 void SendLocked(bool incomplete_check) {
@@ -166,9 +236,12 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   SetTopLevelEndCallback(&OnTopLevelEnd);
   atexit(&SendAtExit);
   pthread_atfork(&LockForFork, &UnlockAfterFork, &AfterForkInChild);
+  RegisterRuntimeToolCode(runtime);
   // The runtime calls the hooks through wrappers that mark the thread as in the tool,
   // so that samples taken there are `instrumentation` (guarded_hooks.h).
-  return GuardHooks(Hooks());
+  const cilkprof_hooks_t* guarded = GuardHooks(Hooks());
+  if (guarded != nullptr) RegisterWrapperCode(*guarded);
+  return guarded;
 }
 
 size_t AppendSnapshotFrames(std::vector<std::string>* frames) {

@@ -14,7 +14,9 @@ cilkprof_hooks_t g_guarded{};
 // Guarded<&cilkprof_hooks_t::name>::Call has the hook's own signature and calls
 // g_inner.name inside an InstrumentationScope. Not a tail call: the scope's end runs
 // after the hook returns, so the wrapper's frame (kept with frame pointers, see
-// workspan.cmake) stays on the stack and unwinding goes through it.
+// workspan.cmake) stays on the stack and unwinding goes through it. The agent
+// registers each wrapper's code as the tool's (attach.cc, instrumentation.h): a sample
+// in its prologue or epilogue, outside its InstrumentationScope, is the tool's too.
 template <auto Member>
 struct Guarded;
 
