@@ -1,0 +1,143 @@
+// Sampling untouched by instrumentation (issue 13), end to end: the sampled `work` of
+// the user's own functions under the default run (work/span measured) matches a
+// `--no-workspan` run within sampling error, on two bundled examples through
+// cilkprof-run with the real agent and runtime. The tool's code (its hooks, the
+// runtime's tool-only scope paths, the attach) goes to `instrumentation`, which the
+// default run must have and the --no-workspan run must not.
+//
+// "The user's own functions": the flat view's row of the example's source file
+// (examples/<name>.cpp), whose exclusive work is the sum over the functions defined
+// there (fib and its spawned lambda; nqueens' search), leaving out the runtime's
+// inline header code, the runtime, the agent and libc.
+//
+// Bounds. Each run takes >= 1500 samples (asserted) at a 250 us period, of which the
+// example's functions hold >= 300 in the --no-workspan run; the ratio of two such
+// counts has a sampling error of about 6-8% (1 sigma). What the tool still does to the
+// user's code cannot be classified and is real: its hooks evict the program's lines
+// from the caches and predictors, and the returns from the runtime's tool-only paths
+// land in the user's function, so fib's own instructions (tasks of ~70 ns between
+// hooks) take 1.2-1.4x the time they take without it (perf, raw cycles samples of
+// fib's own code); nqueens (coarse tasks) about 1.0x. Hence fib's user bound 1.6 and
+// total bound 2.0 (the spawn's inline code and the runtime's spawn are dilated the
+// same way), nqueens' 1.33: each with room for the sampling error and a shared
+// machine. Before the tool's own code was kept out (the runtime's scope paths charged
+// to the scope lines and to fib, the hook wrappers' prologues, the attach), fib's
+// ratios were about 1.7 (user) and 2.8 (total).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "run_tool.h"
+
+using cilkprof::cli::testing::RunTool;
+using cilkprof::cli::testing::TempDir;
+using cilkprof::cli::testing::ToolResult;
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr double kMinSamples = 1500;
+
+struct Bounds {
+  double user_max;   // the example's functions: with / without work/span
+  double total_max;  // all sampled work: with / without
+};
+constexpr double kMinRatio = 0.75;
+
+struct Sampled {
+  double samples = 0;
+  double total_work = 0;
+  double user_work = 0;  // exclusive work of the example's source file
+  double instrumentation = 0;
+};
+
+// The flat view's file row `source` (a path ending in it), searched below `node`.
+const Json* FindFile(const Json& node, const std::string& source) {
+  const std::string file = node.value("file", "");
+  const std::string name = node.value("name", "");
+  if (name == file && file.size() >= source.size() &&
+      file.compare(file.size() - source.size(), std::string::npos, source) == 0) {
+    return &node;
+  }
+  if (!node.contains("children")) return nullptr;
+  for (const Json& child : node["children"]) {
+    if (const Json* found = FindFile(child, source)) return found;
+  }
+  return nullptr;
+}
+
+Sampled Profile(const TempDir& dir, const std::string& program, const std::string& arg, bool workspan) {
+  const std::string out = dir.File(std::string(workspan ? "default" : "no_workspan") + ".cilkprof");
+  std::vector<std::string> argv = {CILKPROF_TEST_CILKPROF_RUN, "-q", "-f", "--period", "250us", "-o", out};
+  if (!workspan) argv.push_back("--no-workspan");
+  argv.insert(argv.end(), {"--", program, arg});
+  const ToolResult run = RunTool(argv, "", {"CILK_NWORKERS=2", std::string("CILKPROF_AGENT=") + CILKPROF_TEST_AGENT});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+
+  Sampled s;
+  const ToolResult summary = RunTool({CILKPROF_TEST_CILKPROF, "summary", "--format", "json", out});
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  const Json sj = Json::parse(summary.out, nullptr, /*allow_exceptions=*/false);
+  if (sj.is_discarded()) {
+    ADD_FAILURE() << "summary is not JSON: " << summary.out;
+    return s;
+  }
+  s.samples = sj.value("samples", 0.0);
+  s.total_work = sj["metrics"]["work"].value("total", 0.0);
+  s.instrumentation = sj["metrics"]["instrumentation"].value("total", 0.0);
+
+  const ToolResult flat =
+      RunTool({CILKPROF_TEST_CILKPROF, "view", "flat", "--format", "json", "--threshold", "0", out});
+  EXPECT_EQ(flat.exit_code, 0) << flat.err;
+  const Json fj = Json::parse(flat.out, nullptr, /*allow_exceptions=*/false);
+  if (fj.is_discarded()) {
+    ADD_FAILURE() << "flat view is not JSON";
+    return s;
+  }
+  const std::string source = "/examples/" + std::string(program.substr(program.rfind('/') + 1)) + ".cpp";
+  const Json* file = FindFile(fj, source);
+  if (file == nullptr) {
+    ADD_FAILURE() << "no row for " << source << " in the flat view";
+    return s;
+  }
+  s.user_work = (*file)["metrics"]["work"].value("exclusive", 0.0);
+  return s;
+}
+
+void ExpectUserWorkUntouched(const std::string& program, const std::string& arg, Bounds bounds) {
+  TempDir dir;
+  const Sampled with = Profile(dir, program, arg, /*workspan=*/true);
+  const Sampled without = Profile(dir, program, arg, /*workspan=*/false);
+  ASSERT_GE(with.samples, kMinSamples) << "too few samples for the bounds: raise the example's size";
+  ASSERT_GE(without.samples, kMinSamples) << "too few samples for the bounds: raise the example's size";
+  ASSERT_GT(without.user_work, 0);
+  const double ratio = with.user_work / without.user_work;
+  const double total_ratio = with.total_work / without.total_work;
+  const std::string figures = "the example's functions: " + std::to_string(with.user_work / 1e6) + " ms of work (" +
+                              std::to_string(with.total_work / 1e6) + " ms in all) with work/span, " +
+                              std::to_string(without.user_work / 1e6) + " ms (" +
+                              std::to_string(without.total_work / 1e6) + " ms) without; ratio " +
+                              std::to_string(ratio) + ", in all " + std::to_string(total_ratio);
+  EXPECT_GE(ratio, kMinRatio) << figures;
+  EXPECT_LE(ratio, bounds.user_max) << figures;
+  EXPECT_GE(total_ratio, kMinRatio) << figures;
+  EXPECT_LE(total_ratio, bounds.total_max) << figures;
+  EXPECT_GT(with.instrumentation, 0) << "the default run has no instrumentation samples";
+  EXPECT_EQ(without.instrumentation, 0) << "--no-workspan runs no tool code";
+  ::testing::Test::RecordProperty("ratio", std::to_string(ratio));
+}
+
+// Fine-grained: a spawn and a sync in every call, every one through the tool.
+TEST(SampledWorkE2E, FibUserWorkMatchesNoWorkspan) {
+  ExpectUserWorkUntouched(CILKPROF_TEST_FIB, "36", Bounds{1.6, 2.0});
+}
+
+// Coarse-grained: the search's serial rows dominate, the hooks are rare.
+TEST(SampledWorkE2E, NqueensUserWorkMatchesNoWorkspan) {
+  ExpectUserWorkUntouched(CILKPROF_TEST_NQUEENS, "15", Bounds{1.33, 1.33});
+}
+
+}  // namespace
