@@ -15,14 +15,12 @@
 // counts has a sampling error of about 6-8% (1 sigma). What the tool still does to the
 // user's code cannot be classified and is real: its hooks evict the program's lines
 // from the caches and predictors, and the returns from the runtime's tool-only paths
-// land in the user's function, so fib's own instructions (tasks of ~70 ns between
-// hooks) take 1.2-1.4x the time they take without it (perf, raw cycles samples of
-// fib's own code); nqueens (coarse tasks) about 1.0x. Hence fib's user bound 1.6 and
-// total bound 2.0 (the spawn's inline code and the runtime's spawn are dilated the
-// same way), nqueens' 1.33: each with room for the sampling error and a shared
-// machine. Before the tool's own code was kept out (the runtime's scope paths charged
-// to the scope lines and to fib, the hook wrappers' prologues, the attach), fib's
-// ratios were about 1.7 (user) and 2.8 (total).
+// land in the user's function. fib (tasks of ~70 ns between hooks) is the worst case:
+// its own functions measure 1.4-1.56x (perf's raw samples of fib's own instructions:
+// 1.2-1.4x at 4 kHz), before this classification and after alike, so its user bound
+// is 1.8; what the classification changes on fib is the total (the scope lines' rows,
+// the wrappers, the attach): 2.79 before, 1.55-1.72 after, bound 2.0. nqueens
+// (coarse tasks): 0.95-1.06 for both, bound 1.33.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -128,11 +126,12 @@ void ExpectUserWorkUntouched(const std::string& program, const std::string& arg,
   EXPECT_GT(with.instrumentation, 0) << "the default run has no instrumentation samples";
   EXPECT_EQ(without.instrumentation, 0) << "--no-workspan runs no tool code";
   ::testing::Test::RecordProperty("ratio", std::to_string(ratio));
+  ::testing::Test::RecordProperty("total_ratio", std::to_string(total_ratio));
 }
 
 // Fine-grained: a spawn and a sync in every call, every one through the tool.
 TEST(SampledWorkE2E, FibUserWorkMatchesNoWorkspan) {
-  ExpectUserWorkUntouched(CILKPROF_TEST_FIB, "36", Bounds{1.6, 2.0});
+  ExpectUserWorkUntouched(CILKPROF_TEST_FIB, "36", Bounds{1.8, 2.0});
 }
 
 // Coarse-grained: the search's serial rows dominate, the hooks are rare.
