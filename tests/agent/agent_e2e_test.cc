@@ -27,12 +27,13 @@ void ExpectWellFormed(const ReceivedConnection& c, const ProcessProfile& p) {
   EXPECT_TRUE(p.starts_with_hello);
   EXPECT_TRUE(p.problems.empty()) << p.problems.front();
   EXPECT_EQ(p.hello.protocol_version(), 1u);
-  ASSERT_EQ(p.hello.metrics_size(), 5);
+  ASSERT_EQ(p.hello.metrics_size(), 6);
   EXPECT_EQ(p.hello.metrics(0).name(), "samples");
   EXPECT_EQ(p.hello.metrics(1).name(), "work");
   EXPECT_EQ(p.hello.metrics(2).name(), "idleness");
   EXPECT_EQ(p.hello.metrics(3).name(), "overhead");
   EXPECT_EQ(p.hello.metrics(4).name(), "probe");
+  EXPECT_EQ(p.hello.metrics(5).name(), "instrumentation");
 }
 
 // Share of a thread's samples whose innermost frame lies in module `path`.

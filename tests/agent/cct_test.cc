@@ -156,10 +156,11 @@ TEST_F(CctTest, MemoryDependsOnContextsNotOnSamples) {
 TEST(CctNodeSize, FitsTheIssueBudget) {
   // Issue 2: a CCT node is at most 48 bytes (HPCToolkit's is 88).
   EXPECT_LE(sizeof(CctNode), 48u);
-  // Metric columns add 8 bytes per metric and node (five since issue 4: samples, work,
-  // idleness, overhead, probe): 64 bytes per node in all, as docs/AGENT.md states.
+  // Metric columns add 8 bytes per metric and node (six since issue 13: samples, work,
+  // idleness, overhead, probe, instrumentation): 72 bytes per node in all, as
+  // docs/AGENT.md states (still under HPCToolkit's 88 for the node alone).
   EXPECT_EQ(ThreadCct::kChunkBytes / kChunkNodes, sizeof(CctNode) + 8u * kMetricCount);
-  EXPECT_LE(ThreadCct::kChunkBytes / kChunkNodes, 64u);
+  EXPECT_LE(ThreadCct::kChunkBytes / kChunkNodes, 72u);
 }
 
 }  // namespace

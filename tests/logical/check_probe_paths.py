@@ -25,8 +25,10 @@ ANON = r"\(anonymous namespace\)::"
 # Each case maps regular expressions of whole paths to the number of probes expected
 # on them. The inline frames that cilk::run and std::invoke leave between a caller and
 # its callable (their exact list depends on the compiler's inlining) are matched as a
-# group, and so is the spelling of the inline-only templates' arguments.
-INLINE_RUN = r"(call:(cilk::run|std::invoke|std::__invoke|std::__invoke_impl)<[^\n]*\n)*"
+# group, and so is the spelling of the inline-only templates' arguments. cilk::run itself
+# is never inlined (a computation's call site is the call of cilk::run): its frame is a
+# real one, named with its return type.
+INLINE_RUN = r"(call:(decltype\(auto\) )?(cilk::run|std::invoke|std::__invoke|std::__invoke_impl)<[^\n]*\n)*"
 
 
 def lambda_of(function, parameters=""):
