@@ -1,15 +1,26 @@
 #!/usr/bin/env python3
-"""Overhead of the work/span instrumentation (issue 5; docs/PERFORMANCE.md).
+"""Overhead of the work/span instrumentation (issues 5 and 13; docs/PERFORMANCE.md).
 
-For each example, runs `cilkprof-run --no-workspan` (sampling only: the uninstrumented
-run) and `cilkprof-run` (sampling + work/span, the default) alternately, with the same
-worker count, and reports the medians of the program's own `time:` line (the parallel
-computation only), their ratio, and the geometric mean of the ratios.
+For each example, runs the chosen modes alternately with the same worker count and
+reports the medians of the program's own `time:` line (the parallel computation only),
+each mode's ratio against the baseline, and the geometric means of the ratios.
 
-    bench/workspan/run.py BUILD_DIR [--runs N] [--workers P] [example[:args] ...]
+    bench/workspan/run.py BUILD_DIR [--runs N] [--workers P] [--modes M,M,...] [example[:args] ...]
+
+Modes (--modes, default none,scope: the issue-5 comparison):
+    none        cilkprof-run --no-workspan -- bin/NAME   sampling only: the baseline
+    scope       cilkprof-run -- bin/NAME                 work/span, scope mode (the default)
+    calls       cilkprof-run -- bin/NAME_calls           work/span, full call-site mode
+                                                         (-finstrument-functions, cilk::profile)
+    bare        bin/NAME                                 no agent at all
+    bare_calls  bin/NAME_calls                           no agent: the hooks' compiled-in cost
+Ratios are against `none` when it is measured, else against the first mode. The rounds
+rotate the order of the modes, so neither a slow phase of the machine nor the position in
+the round favours one mode.
 
 The machine this runs on is usually shared: the medians of alternating runs damp the
-noise but do not remove it. Say so when you quote the figures.
+noise but do not remove it. The load average is printed with each example; quote it with
+the figures.
 """
 import argparse
 import math
@@ -23,6 +34,15 @@ import tempfile
 DEFAULT_EXAMPLES = ["fib", "nqueens", "cilksort", "matmul", "rectmul", "strassen", "heat", "fft", "knapsack", "lu",
                     "cholesky", "serial_bottleneck", "fine_grained", "lock_contention"]
 
+# mode -> (under the agent, work/span on, binary suffix, column title)
+MODES = {
+    "none": (True, False, "", "no instrumentation"),
+    "scope": (True, True, "", "scope mode"),
+    "calls": (True, True, "_calls", "full call sites"),
+    "bare": (False, False, "", "no agent"),
+    "bare_calls": (False, False, "_calls", "no agent, _calls"),
+}
+
 
 def compute_time(cmd, env):
     out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -34,13 +54,37 @@ def compute_time(cmd, env):
     return float(m.group(1))
 
 
+def command(mode, bindir, run, out, name, args):
+    agent, workspan, suffix, _ = MODES[mode]
+    program = [os.path.join(bindir, name + suffix)] + args
+    if not agent:
+        return program
+    return [run, "-q", "-f", "-o", out] + ([] if workspan else ["--no-workspan"]) + ["--"] + program
+
+
+def parse_modes(text):
+    modes = [m for m in text.split(",") if m]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes or len(set(modes)) != len(modes):
+        sys.exit(f"--modes {text}: give distinct modes among {', '.join(MODES)}")
+    return modes
+
+
+def geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build_dir")
     ap.add_argument("--runs", type=int, default=5, help="runs per mode and example (default 5)")
-    ap.add_argument("--workers", type=int, default=2, help="CILK_NWORKERS for both modes (default 2)")
+    ap.add_argument("--workers", type=int, default=2, help="CILK_NWORKERS for every mode (default 2)")
+    ap.add_argument("--modes", default="none,scope", help="comma-separated modes (default none,scope; see above)")
     ap.add_argument("examples", nargs="*", help="example names, optionally name:arg,arg (default: all)")
     a = ap.parse_intermixed_args()
+    modes = parse_modes(a.modes)
+    base = "none" if "none" in modes else modes[0]
+    others = [m for m in modes if m != base]
     bindir = os.path.join(a.build_dir, "bin")
     run = os.path.join(bindir, "cilkprof-run")
     if not os.access(run, os.X_OK):
@@ -48,29 +92,46 @@ def main():
     env = dict(os.environ, CILK_NWORKERS=str(a.workers))
     env.setdefault("CILKPROF_AGENT", os.path.join(a.build_dir, "lib", "libcilkprof_agent.so"))
     examples = a.examples or DEFAULT_EXAMPLES
+    for spec in examples:
+        name = spec.partition(":")[0]
+        for m in modes:
+            path = os.path.join(bindir, name + MODES[m][2])
+            if not os.access(path, os.X_OK):
+                sys.exit(f"{path} not found (mode {m}): build the examples"
+                         + (" with CILKPROF_CALL_SITE_EXAMPLES=ON" if MODES[m][2] else ""))
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "p.cilkprof")
         for spec in examples:
             name, _, args = spec.partition(":")
-            program = [os.path.join(bindir, name)] + (args.split(",") if args else [])
-            base, inst = [], []
-            for _ in range(a.runs):  # alternate, so slow phases of the machine hit both
-                base.append(compute_time([run, "-q", "-f", "-o", out, "--no-workspan", "--"] + program, env))
-                inst.append(compute_time([run, "-q", "-f", "-o", out, "--"] + program, env))
-            b, i = statistics.median(base), statistics.median(inst)
-            rows.append((spec, b, i, i / b))
-            print(f"{spec:28s} uninstrumented {b:8.4f} s  instrumented {i:8.4f} s  ratio {i / b:6.2f}", flush=True)
+            args = args.split(",") if args else []
+            times = {m: [] for m in modes}
+            for r in range(a.runs):  # alternate, rotating the order, so slow phases hit every mode
+                for m in modes[r % len(modes):] + modes[:r % len(modes)]:
+                    times[m].append(compute_time(command(m, bindir, run, out, name, args), env))
+            med = {m: statistics.median(times[m]) for m in modes}
+            load = os.getloadavg()[0]
+            rows.append((spec, med, load))
+            cols = "  ".join(f"{m} {med[m]:7.4f} s" for m in modes)
+            ratios = "  ".join(f"{m}/{base} {med[m] / med[base]:5.2f}" for m in others)
+            print(f"{spec:28s} {cols}  {ratios}  load {load:.2f}", flush=True)
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
-    print(f"| example | uninstrumented (s) | instrumented (s) | ratio |")
-    print(f"|---|---:|---:|---:|")
-    for spec, b, i, r in rows:
-        print(f"| {spec} | {b:.4f} | {i:.4f} | {r:.2f} |")
-    ratios = [r for _, _, _, r in rows]
-    others = [r for spec, _, _, r in rows if not spec.startswith("fib")]
-    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-    print(f"| geometric mean, all | | | {geo(ratios):.2f} |")
-    print(f"| geometric mean, without fib | | | {geo(others):.2f} |")
+    print("| example | " + " | ".join(f"{MODES[m][3]} (s)" for m in modes) + " | "
+          + " | ".join(f"{m} / {base}" for m in others) + " | load |")
+    print("|---|" + "---:|" * (len(modes) + len(others) + 1))
+    for spec, med, load in rows:
+        print(f"| {spec} | " + " | ".join(f"{med[m]:.4f}" for m in modes) + " | "
+              + " | ".join(f"{med[m] / med[base]:.2f}" for m in others) + f" | {load:.1f} |")
+    spawn_bound = ("fib", "fine_grained")
+    groups = [("all", lambda s: True),
+              ("without fib", lambda s: s.partition(":")[0] != "fib"),
+              ("without fib, fine_grained", lambda s: s.partition(":")[0] not in spawn_bound)]
+    for title, keep in groups:
+        kept = [med for spec, med, _ in rows if keep(spec)]
+        print(f"| geometric mean, {title} ({len(kept)}) |" + " |" * len(modes) + " "
+              + " | ".join(f"{geo([med[m] / med[base] for med in kept]):.2f}" for m in others) + " | |")
 
 
 if __name__ == "__main__":
