@@ -3,8 +3,9 @@
 // "Instrumentation and the sampled profile").
 //
 // How: a per-thread depth, in initial-exec TLS, that every entry point of the tool
-// raises for the time it runs (InstrumentationScope: the guarded hook table of
-// workspan/guarded_hooks.h, and the program API in workspan/api.cc). The handler runs
+// raises for the time it runs (InstrumentationScope: every hook of the work/span
+// engine's table through InstrumentedCall below, and the program API in
+// workspan/api.cc). The handler runs
 // on the interrupted thread and reads it with one TLS load.
 //
 // Why not a dedicated text section for the tool with __start_/__stop_ bounds checked
@@ -51,11 +52,26 @@ class InstrumentationScope {
   InstrumentationScope& operator=(const InstrumentationScope&) = delete;
 };
 
+// InstrumentedCall<F>::Call: F, called inside an InstrumentationScope, with F's own
+// signature. F is a constant, so the compiler inlines it into Call: marking a hook
+// costs two TLS stores, no extra call (a wrapper calling through a table cost fib
+// about 9%). The work/span engine builds its hook table of these (engine.cc).
+template <auto F>
+struct InstrumentedCall;
+
+template <typename R, typename... Args, R (*F)(Args...)>
+struct InstrumentedCall<F> {
+  static R Call(Args... args) {
+    InstrumentationScope in_tool;
+    return F(args...);
+  }
+};
+
 // Code that runs only for the tool but that no InstrumentationScope can cover, by
-// address: the guarded wrappers' own instructions before they raise the depth and
-// after they lower it (their prologue takes the cost of the call into the tool: about
-// half of the wrappers' samples), and the runtime's forwarders of function hooks
-// (__cyg_profile_func_enter/exit in libcilk, which run before any wrapper). A sample
+// address: the engine's hook functions' own instructions before they raise the depth
+// and after they lower it (their prologue takes the cost of the call into the tool:
+// about half of their samples), and the runtime's forwarders of function hooks
+// (__cyg_profile_func_enter/exit in libcilk, which run before any hook). A sample
 // whose interrupted pc lies in such a range is instrumentation. The runtime's own
 // tool-only paths (a library scope entry, sync or exit that inline code would have
 // done) are marked by the runtime instead (cilkprof_worker_t::tool_path): whether they

@@ -1,12 +1,15 @@
 // A sample taken inside a work/span hook is `instrumentation`, never the program's work
-// or overhead (agent/src/instrumentation.h, workspan/guarded_hooks.h). The hooks here
-// stand in for the engine's: each one raises a signal at itself, and the handler
-// classifies the sample as the agent's sample handler does (blame.cc).
+// or overhead (agent/src/instrumentation.h: InstrumentedCall, which the engine's hook
+// table is made of). The hooks here stand in for the engine's: each one raises a
+// signal at itself, and the handler classifies the sample as the agent's sample
+// handler does (blame.cc).
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstring>
+
 #include "instrumentation.h"
-#include "workspan/guarded_hooks.h"
+#include "workspan/engine.h"
 
 namespace cilkprof::agent {
 namespace {
@@ -46,26 +49,29 @@ TEST(ClassifySample, InstrumentationWinsOverEveryState) {
   EXPECT_EQ(ClassifySample(CILKPROF_STATE_IDLE, false), SampleKind::kIdle);
 }
 
-TEST_F(InstrumentationTest, SampleInsideEveryGuardedHookIsInstrumentation) {
-  cilkprof_hooks_t engine{};
-  engine.scope_enter = &SamplingHook;
-  engine.spawn = &SamplingHook;
-  engine.child_end = &SamplingHook;
-  engine.continuation = &SamplingHook;
-  engine.sync_begin = &SamplingHook;
-  engine.sync_end = &SamplingHook;
-  engine.scope_exit = &SamplingHook;
-  engine.func_enter = &SamplingHook;
-  engine.func_exit = &SamplingHook;
-  const cilkprof_hooks_t* hooks = workspan::GuardHooks(&engine);
-  ASSERT_NE(hooks, nullptr);
+// A hook of each of the runtime ABI's signatures, marked as the engine marks its own.
+template <typename... Args>
+constexpr auto kMarked = &InstrumentedCall<&SamplingHook<Args...>>::Call;
+
+TEST_F(InstrumentationTest, SampleInsideAMarkedHookIsInstrumentation) {
+  cilkprof_hooks_t marked{};
+  marked.scope_enter = kMarked<cilkprof_frame_t*, const void*, const void*>;
+  marked.spawn = kMarked<cilkprof_frame_t*, const void*, const void*>;
+  marked.child_end = kMarked<cilkprof_frame_t*>;
+  marked.continuation = kMarked<cilkprof_frame_t*>;
+  marked.sync_begin = kMarked<cilkprof_frame_t*, const void*>;
+  marked.sync_end = kMarked<cilkprof_frame_t*>;
+  marked.scope_exit = kMarked<cilkprof_frame_t*>;
+  marked.func_enter = kMarked<const void*, const void*>;
+  marked.func_exit = kMarked<const void*, const void*>;
+  const cilkprof_hooks_t* hooks = &marked;
   cilkprof_frame_t frame{};
   int site = 0;
   const auto expect_instrumentation = [&](const char* name, auto call) {
     g_seen = SampleKind::kIdle;
     const int calls = g_calls;
     call();
-    EXPECT_EQ(g_calls, calls + 1) << name << ": the guarded hook must call the engine's";
+    EXPECT_EQ(g_calls, calls + 1) << name << ": the marked hook must call the hook";
     EXPECT_EQ(g_seen, SampleKind::kInstrumentation) << name;
     EXPECT_FALSE(InInstrumentation()) << name << ": the mark must end with the hook";
   };
@@ -79,23 +85,22 @@ TEST_F(InstrumentationTest, SampleInsideEveryGuardedHookIsInstrumentation) {
   expect_instrumentation("func_enter", [&] { CILKPROF_HOOK(hooks, func_enter, &site, &site); });
   expect_instrumentation("func_exit", [&] { CILKPROF_HOOK(hooks, func_exit, &site, &site); });
 
-  // The same hook called unguarded, and a sample outside any hook: the runtime's own.
+  // The same hook unmarked, and a sample outside any hook: the runtime's own.
   g_seen = SampleKind::kIdle;
-  engine.sync_end(&frame);
+  SamplingHook<cilkprof_frame_t*>(&frame);
   EXPECT_EQ(g_seen, SampleKind::kOverhead);
   raise(SIGUSR1);
   EXPECT_EQ(g_seen, SampleKind::kOverhead);
 }
 
-TEST(GuardHooks, NullStaysNull) {
-  EXPECT_EQ(workspan::GuardHooks(nullptr), nullptr);
-  cilkprof_hooks_t engine{};
-  engine.spawn = &SamplingHook;
-  const cilkprof_hooks_t* hooks = workspan::GuardHooks(&engine);
+// The engine's table has every hook of the ABI (each an InstrumentedCall, engine.cc).
+TEST(EngineHooks, EveryHookIsThere) {
+  workspan::Configure(workspan::EngineConfig{});
+  const cilkprof_hooks_t* hooks = workspan::Hooks();
   ASSERT_NE(hooks, nullptr);
-  EXPECT_NE(hooks->spawn, nullptr);
-  EXPECT_EQ(hooks->scope_enter, nullptr);  // the runtime skips a hook the tool has not
-  EXPECT_EQ(hooks->scope_exit, nullptr);
+  void (*members[sizeof(cilkprof_hooks_t) / sizeof(void (*)())])();
+  std::memcpy(members, hooks, sizeof(members));
+  for (auto member : members) EXPECT_NE(member, nullptr);
 }
 
 TEST(InstrumentationScope, Nests) {

@@ -24,7 +24,6 @@
 #include "log.h"
 #include "real_functions.h"
 #include "workspan/engine.h"
-#include "workspan/guarded_hooks.h"
 #include "workspan/report.h"
 #include "workspan/workspan.h"
 
@@ -69,7 +68,7 @@ bool InvariantTsc() {
 // mark of the runtime covers, registered by address as the tool's (instrumentation.h):
 //   - the forwarders of function hooks, __cyg_profile_func_enter and _exit, which code
 //     built with -finstrument-functions calls at every entry and exit, before the
-//     guarded hook raises the depth;
+//     hook raises the depth;
 //   - the entry points of the library's scope paths (cilk-model: scope_enter,
 //     scope_sync, scope_leave), frameless stubs that raise the worker's tool_path mark
 //     and tail-call the body: the instructions before the mark's store take about
@@ -111,11 +110,12 @@ void RegisterRuntimeToolCode(const cilkprof_runtime_t* runtime) {
   if (real::dlclose() != nullptr) real::dlclose()(handle);
 }
 
-// The guarded wrappers' own instructions before and after their InstrumentationScope
-// (the prologue takes the cost of the call into the tool) are the tool's code too.
-// Their bounds come from the unwind tables: they are template instances, which GCC
-// will not place in a section of our choosing, with local symbols dladdr does not see.
-void RegisterWrapperCode(const cilkprof_hooks_t& table) {
+// The hooks' own instructions before and after their InstrumentationScope (the
+// prologue takes the cost of the call into the tool) are the tool's code too. Their
+// bounds come from the unwind tables: they are template instances (InstrumentedCall),
+// which GCC will not place in a section of our choosing, with local symbols dladdr
+// does not see.
+void RegisterHookCode(const cilkprof_hooks_t& table) {
   constexpr size_t kMembers = sizeof(cilkprof_hooks_t) / sizeof(void (*)());
   void (*members[kMembers])();
   static_assert(sizeof(members) == sizeof(cilkprof_hooks_t));
@@ -237,11 +237,11 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   atexit(&SendAtExit);
   pthread_atfork(&LockForFork, &UnlockAfterFork, &AfterForkInChild);
   RegisterRuntimeToolCode(runtime);
-  // The runtime calls the hooks through wrappers that mark the thread as in the tool,
-  // so that samples taken there are `instrumentation` (guarded_hooks.h).
-  const cilkprof_hooks_t* guarded = GuardHooks(Hooks());
-  if (guarded != nullptr) RegisterWrapperCode(*guarded);
-  return guarded;
+  // The hooks mark the thread as in the tool while they run (engine.cc, kHooks), so
+  // that samples taken there are `instrumentation`.
+  const cilkprof_hooks_t* hooks = Hooks();
+  if (hooks != nullptr) RegisterHookCode(*hooks);
+  return hooks;
 }
 
 size_t AppendSnapshotFrames(std::vector<std::string>* frames) {

@@ -43,6 +43,7 @@
 #include <cstring>
 #include <new>
 
+#include "instrumentation.h"
 #include "workspan/pool.h"
 #include "workspan/profile.h"
 
@@ -1136,9 +1137,15 @@ void OnFuncExit(const void* function, const void* caller) {
   StartStrand(*ts, now, StrandPoint::kReturn, ret);
 }
 
+// Every hook runs marked as the tool's code, so that a sample taken in it (or in what
+// it calls: the clock, libc, the pool, the send at the end of a computation) is
+// `instrumentation`, never the program's work, overhead or idleness (instrumentation.h).
 const cilkprof_hooks_t kHooks = {
-    &OnScopeEnter, &OnSpawn,     &OnChildEnd,  &OnContinuation, &OnSyncBegin,
-    &OnSyncEnd,    &OnScopeExit, &OnFuncEnter, &OnFuncExit,
+    &InstrumentedCall<&OnScopeEnter>::Call,   &InstrumentedCall<&OnSpawn>::Call,
+    &InstrumentedCall<&OnChildEnd>::Call,     &InstrumentedCall<&OnContinuation>::Call,
+    &InstrumentedCall<&OnSyncBegin>::Call,    &InstrumentedCall<&OnSyncEnd>::Call,
+    &InstrumentedCall<&OnScopeExit>::Call,    &InstrumentedCall<&OnFuncEnter>::Call,
+    &InstrumentedCall<&OnFuncExit>::Call,
 };
 
 int RegionIndex(const char* name) {

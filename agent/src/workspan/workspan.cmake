@@ -7,17 +7,14 @@ set(CILKPROF_WORKSPAN_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 target_sources(cilkprof_agent_core PRIVATE
   ${CILKPROF_WORKSPAN_DIR}/engine.cc
-  ${CILKPROF_WORKSPAN_DIR}/guarded_hooks.cc
   ${CILKPROF_WORKSPAN_DIR}/pool.cc
   ${CILKPROF_WORKSPAN_DIR}/profile.cc
   ${CILKPROF_WORKSPAN_DIR}/report.cc
 )
 # The hooks run in the runtime's OVERHEAD state, where the sampler's frame-pointer
-# unwinder walks through them (and through the wrappers of guarded_hooks.cc, which
-# mark them as instrumentation) to the spawn or sync site: keep their frame pointers.
+# unwinder walks through them to the spawn or sync site: keep their frame pointers.
 set_source_files_properties(${CILKPROF_WORKSPAN_DIR}/engine.cc ${CILKPROF_WORKSPAN_DIR}/profile.cc
-  ${CILKPROF_WORKSPAN_DIR}/pool.cc ${CILKPROF_WORKSPAN_DIR}/guarded_hooks.cc
-  ${CILKPROF_WORKSPAN_DIR}/api.cc PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
+  ${CILKPROF_WORKSPAN_DIR}/pool.cc ${CILKPROF_WORKSPAN_DIR}/api.cc PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
 # engine.h includes the runtime ABI (a contract header).
 target_include_directories(cilkprof_agent_core PUBLIC ${PROJECT_SOURCE_DIR}/scheduler_patch/include)
 
