@@ -609,7 +609,7 @@ inline Accum& CurrentAccum(Ctx* c) {
     c->active_count = parent->active_count;
     c->active_overflow = parent->active_overflow;
     for (int i = 0; i < c->active_count; ++i) active = active || c->active[i] == site;
-    if (!active && c->active_overflow) {
+    if (!active && c->active_overflow && site != 0) {  // (a context with no site has none to find)
       for (const Ctx* q = parent; q != nullptr && !active; q = q->parent) active = q->site == site;
     }
   } else {
@@ -1094,14 +1094,38 @@ void EndFunctionsAbove(ThreadState& ts, Ctx* target, uint64_t now) {
   StartStrand(ts, now, StrandPoint::kReturn, ret);
 }
 
+// A function hook with the return address of the running context's function but for
+// another function: GCC instruments inlined functions too, and reports the return
+// address of the function they were inlined into. Such a function is part of that
+// one: its enter and exit (both seen with the same running context) do nothing, with
+// no clock reading and no context (most hooks of GCC-built code are these).
+inline bool InlinedInto(const Ctx* cur, uintptr_t ret, uintptr_t function) {
+  if (cur->kind == CtxKind::kFunc) {
+    const auto* f = static_cast<const FuncCtx*>(cur);
+    return f->ret == ret && f->function != function;
+  }
+  if (cur->kind == CtxKind::kFrame) {
+    const auto* frame = static_cast<const FrameCtx*>(cur);
+    return frame->ret == ret && (frame->function == 0 || frame->function != function);
+  }
+  return false;
+}
+
 void OnFuncEnter(const void* function, const void* caller) {
   ThreadState* ts = tls_state;  // a thread with no state has no computation running
   if (ts == nullptr || ts->cur == nullptr || Off()) return;
-  const uint64_t now = Now(*ts);
-  ts->adjacent = nullptr;
   Ctx* parent = ts->cur;
   const auto ret = reinterpret_cast<uintptr_t>(caller);
   const auto entry_pc = reinterpret_cast<uintptr_t>(function);
+  if (InlinedInto(parent, ret, entry_pc)) {
+    // Inlined into the spawned callable: the function it calls, for the spawn's row.
+    if (parent->kind == CtxKind::kFunc && static_cast<FuncCtx*>(parent)->spawn_body) {
+      NoteCallee(parent->parent->site, entry_pc + 1);
+    }
+    return;
+  }
+  const uint64_t now = Now(*ts);
+  ts->adjacent = nullptr;
   ChargeStrand(*ts, parent, now, StrandPoint::kEnter, ret);
   auto* f = static_cast<FuncCtx*>(ts->pool.Allocate(sizeof(FuncCtx)));
   if (f == nullptr) return Fail();
@@ -1121,9 +1145,10 @@ void OnFuncExit(const void* function, const void* caller) {
   if (ts == nullptr || Off()) return;
   const auto ret = reinterpret_cast<uintptr_t>(caller);
   const auto entry_pc = reinterpret_cast<uintptr_t>(function);
+  Ctx* match = ts->cur;
+  if (match == nullptr || InlinedInto(match, ret, entry_pc)) return;
   // The matching context: the running one, or one below functions an exception left
   // without their exit hook.
-  Ctx* match = ts->cur;
   while (match != nullptr && match->kind == CtxKind::kFunc &&
          !(static_cast<FuncCtx*>(match)->function == entry_pc && static_cast<FuncCtx*>(match)->ret == ret)) {
     match = match->parent;
