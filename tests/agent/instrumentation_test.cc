@@ -122,7 +122,7 @@ TEST(InstrumentationScope, Nests) {
 namespace cilkprof::agent {
 namespace {
 
-// The tool's code by address (the guarded wrappers, the runtime's forwarders and scope
+// The tool's code by address (the hooks' prologues, the runtime's forwarders and scope
 // entry stubs): [lo, hi) only, once per range, at most kMaxToolCodeRanges ranges. The
 // table is process-wide, so this test uses addresses no other test registers.
 TEST(ToolCode, RangesAreHalfOpenAndDeduplicated) {
