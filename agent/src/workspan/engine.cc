@@ -30,7 +30,7 @@
 // keyed by the return address of the function holding its scope (scope mode), or a
 // function context's by its return address (function hooks, -finstrument-functions:
 // FuncCtx, a serial context per instrumented function invocation). The calls a
-// spawned callable makes itself belong to its spawn (IsSpawnBodyCall), and so do the
+// spawned callable makes itself belong to its spawn (ClassifyEntry), and so do the
 // scopes of a function invocation that has its own context (no site of their own).
 #include "workspan/engine.h"
 
@@ -779,32 +779,19 @@ struct Entry {
   bool spawn_body = false; // the spawned callable itself (function hooks)
 };
 
-// `function`: the entered function's entry (function hooks), or 0 for a scope.
+// `function`: the entered function's entry (function hooks; never one inlined into the
+// running context, which OnFuncEnter leaves out first: InlinedInto), or 0 for a scope.
 // `spawn_callee`: the callee to record on the spawn the entry belongs to.
 Entry ClassifyEntry(ThreadState& ts, Ctx* parent, uintptr_t ret, uintptr_t function, uintptr_t spawn_callee) {
   Entry e;
   if (parent != nullptr && parent->kind == CtxKind::kFunc) {
     auto* caller = static_cast<FuncCtx*>(parent);
-    if (caller->ret == ret && (function == 0 || function != caller->function)) {
-      // The same return address as the enclosing function: a scope of that function
-      // invocation, or (GCC instruments inlined functions too) another function
-      // inlined into it. Neither is a call of its own. (The same function again is a
-      // recursive call through the same call site.)
-      if (function != 0 && caller->spawn_body) NoteCallee(caller->parent->site, spawn_callee);
-      return e;
-    }
+    // A scope with the enclosing function's return address is that invocation's own.
+    if (function == 0 && caller->ret == ret) return e;
     if (caller->spawn_body) {  // a call the spawned callable makes: part of its spawn
       NoteCallee(caller->parent->site, spawn_callee);
       return e;
     }
-  }
-  if (parent != nullptr && parent->kind == CtxKind::kFrame && function != 0) {
-    // A function whose hook reports the return address of the function holding the
-    // enclosing scope was inlined into that function (GCC; e.g. the lambda given to
-    // cilk::run): a real call from there has a return address inside it. Unless it
-    // is that function itself, called again through the same call instruction.
-    auto* frame = static_cast<FrameCtx*>(parent);
-    if (frame->ret == ret && (frame->function == 0 || frame->function != function)) return e;
   }
   const uint32_t site = LookupSite(ts, static_cast<uint32_t>(SiteKind::kCall), ret, 0);
   if (parent != nullptr && parent->kind == CtxKind::kChild) {
@@ -833,6 +820,11 @@ Entry ClassifyEntry(ThreadState& ts, Ctx* parent, uintptr_t ret, uintptr_t funct
 // first. Nothing happens unless `target` is reached from the running context
 // through function contexts only.
 void EndFunctionsAbove(ThreadState& ts, Ctx* target, uint64_t now);
+
+// The same, for a hook of frame `f` that reads the clock later (only when some are open).
+inline void EndFunctionsAboveFrame(ThreadState& ts, FrameCtx* f) {
+  if (ts.cur != f && ts.cur != nullptr && ts.cur->kind == CtxKind::kFunc) EndFunctionsAbove(ts, f, Now(ts));
+}
 
 void OnScopeEnter(cilkprof_frame_t* frame, const void* callsite, const void* caller) {
   frame->tool_data[0] = nullptr;
@@ -959,7 +951,7 @@ void OnSyncBegin(cilkprof_frame_t* frame, const void* callsite) {
   auto* f = static_cast<FrameCtx*>(frame->tool_data[0]);
   if (f == nullptr || Off()) return;
   ThreadState* ts = State();
-  if (ts->cur != f && ts->cur != nullptr && ts->cur->kind == CtxKind::kFunc) EndFunctionsAbove(*ts, f, Now(*ts));
+  EndFunctionsAboveFrame(*ts, f);
   if (f->last_child == nullptr && f->view == &f->base && f->base.next == nullptr && !f->base.has_lchild &&
       (f->origin == nullptr || f->origin == ts)) {
     // No child since the last sync (a scope's implicit sync after an explicit one,
@@ -1019,7 +1011,7 @@ void OnScopeExit(cilkprof_frame_t* frame) {
   if (f == nullptr || Off()) return;
   frame->tool_data[0] = nullptr;
   ThreadState* ts = State();
-  if (ts->cur != f && ts->cur != nullptr && ts->cur->kind == CtxKind::kFunc) EndFunctionsAbove(*ts, f, Now(*ts));
+  EndFunctionsAboveFrame(*ts, f);
   // Right after this frame's sync_end on this thread (always, unless the program
   // charged units in between): that reading is the end of the strand.
   const uint64_t now = ts->adjacent == f && ts->adjacent_kind == kAdjacentSyncEnd && ts->cur == f &&
