@@ -12,7 +12,6 @@
 #include "blame.h"
 #include "cilkprof/cilkprof.h"
 #include "cilkprof/runtime_abi.h"
-#include "instrumentation.h"
 #include "log.h"
 #include "runtime_view.h"
 
@@ -32,9 +31,6 @@ CILKPROF_EXPORT const cilkprof_hooks_t* cilkprof_tool_attach(const cilkprof_runt
     return nullptr;
   }
   if (!AgentActive()) return nullptr;
-  // The tool's set-up (the TSC calibration alone spins ~5 ms) runs inside the program's
-  // first scope: its samples are instrumentation, not the scope's work.
-  InstrumentationScope in_tool;
   AttachRuntime(runtime);
   return workspan::AttachHooks(runtime);
 }

@@ -171,6 +171,10 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
       LogLine(std::string("CILKPROF_WORKSPAN='") + on + "' is invalid: expected 1 or 0; using 1");
     }
   }
+  // The tool's set-up (the TSC calibration alone spins ~5 ms) runs inside the program's
+  // first scope: its samples are instrumentation, not the scope's work. (Not before
+  // the check above: with the tool off, nothing is instrumentation.)
+  InstrumentationScope in_tool;
   EngineConfig config;
   ReportUnits units;
   const char* clock = Env("CILKPROF_WS_CLOCK");
