@@ -82,6 +82,7 @@ void FlushAndSayGoodbye(const char* reason) {
   goodbye.end_unix_ns = UnixNowNs();
   goodbye.reason = reason;
   goodbye.unseen_thread_cpu_ns = TakeUnseenThreadCpuNs();
+  goodbye.runtime = AttachedRuntimeName();
   s.transport.EnqueueGoodbye(EncodeGoodbyeFrame(goodbye));
   s.transport.Drain(kExitDrainMs);
   s.transport.Close();
@@ -176,6 +177,41 @@ void ChildAfterFork() {
   StartFlusher();
 }
 
+// The sample source and the sampling signal with its handler; false (with the reason
+// logged) when the agent cannot sample and must stay inactive.
+bool SetUpSampling(AgentState* s) {
+  const Config& config = s->config;
+  if (config.clock == ClockKind::kCpu) {
+    std::string why;
+    if (config.sample_source == SampleSourceChoice::kTimer) {
+      s->sampler.use_perf = false;
+    } else if (!PerfEventsAvailable(&why)) {
+      s->sampler.use_perf = false;
+      const std::string warning =
+          why + "; sampling with timer_create(CLOCK_THREAD_CPUTIME_ID) instead (lower "
+                "precision; allow perf events with sysctl kernel.perf_event_paranoid=2 or lower)";
+      s->warnings.push_back(warning);
+      LogLine(warning);
+    }
+  } else {
+    s->sampler.use_perf = false;
+  }
+
+  std::string warning;
+  const int signo = ChooseInitialSignal(config.signal, &warning);
+  if (!warning.empty()) {
+    s->warnings.push_back(warning);
+    LogLine(warning);
+  }
+  std::string error;
+  if (signo == 0 || !InstallSampleHandler(signo, &error)) {
+    LogLine("agent inactive: " + (signo == 0 ? warning : error));
+    return false;
+  }
+  s->sampler.signo = signo;
+  return true;
+}
+
 void Start() {
   real::ResolveAll();
   FindAgentText();
@@ -211,37 +247,13 @@ void Start() {
 
   s->sampler.clock = config.clock;
   s->sampler.period_ns = config.period_ns;
+  // CILKPROF_SAMPLE_SOURCE=none: no source, no signal and no handler for one; the rest
+  // of the agent (threads, work/span, flushes, probes, crash flush) runs as ever.
+  s->sampler.sampled = config.sample_source != SampleSourceChoice::kNone;
   g_handler_mode = config.unwind == UnwindKind::kDwarf ? unwinder::Mode::kDwarf
                                                          : unwinder::Mode::kFramePointer;
 
-  if (config.clock == ClockKind::kCpu) {
-    std::string why;
-    if (config.sample_source == SampleSourceChoice::kTimer) {
-      s->sampler.use_perf = false;
-    } else if (!PerfEventsAvailable(&why)) {
-      s->sampler.use_perf = false;
-      const std::string warning =
-          why + "; sampling with timer_create(CLOCK_THREAD_CPUTIME_ID) instead (lower "
-                "precision; allow perf events with sysctl kernel.perf_event_paranoid=2 or lower)";
-      s->warnings.push_back(warning);
-      LogLine(warning);
-    }
-  } else {
-    s->sampler.use_perf = false;
-  }
-
-  std::string warning;
-  const int signo = ChooseInitialSignal(config.signal, &warning);
-  if (!warning.empty()) {
-    s->warnings.push_back(warning);
-    LogLine(warning);
-  }
-  std::string error;
-  if (signo == 0 || !InstallSampleHandler(signo, &error)) {
-    LogLine("agent inactive: " + (signo == 0 ? warning : error));
-    return;
-  }
-  s->sampler.signo = signo;
+  if (s->sampler.sampled && !SetUpSampling(s)) return;
 
   if (pthread_key_create(&s->exit_key, OnThreadKeyDestroyed) != 0) {
     LogLine("agent inactive: pthread_key_create failed");
@@ -253,7 +265,9 @@ void Start() {
 
   InstallFatalSignalHandlers();  // the last flush before a signal ends the program
   NoteCpuBase();
-  SetKeptSignal(signo);  // from here on the program cannot block it (signal_mask.h)
+  // From here on the program cannot block the sampling signal (signal_mask.h); without
+  // sampling there is none (0).
+  SetKeptSignal(s->sampler.signo);
   s->shut_down = false;
   __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
   RegisterCurrentThread(TakeThreadIndex());

@@ -180,8 +180,10 @@ Config ParseConfig(const EnvLookup& env, std::vector<std::string>* errors) {
       config.sample_source = SampleSourceChoice::kPerfEvent;
     } else if (std::strcmp(source, "timer") == 0) {
       config.sample_source = SampleSourceChoice::kTimer;
+    } else if (std::strcmp(source, "none") == 0) {
+      config.sample_source = SampleSourceChoice::kNone;
     } else {
-      p.Bad("CILKPROF_SAMPLE_SOURCE", source, "auto, perf or timer", "auto");
+      p.Bad("CILKPROF_SAMPLE_SOURCE", source, "auto, perf, timer or none", "auto");
     }
   }
 

@@ -16,8 +16,11 @@ namespace cilkprof::agent {
 enum class ClockKind : uint8_t { kCpu, kWall };
 enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
 // Which CPU-clock sample source to use. kAuto tries perf_event and falls back to
-// timer_create; the other two force one (kTimer makes the fallback testable).
-enum class SampleSourceChoice : uint8_t { kAuto, kPerfEvent, kTimer };
+// timer_create; kPerfEvent and kTimer force one (kTimer makes the fallback testable).
+// kNone arms no source at all: the agent is active (threads, work/span, flushes,
+// cilkprof_probe) but takes no timed samples and the program gets no profiling signal,
+// for a run that measures work and span unsampled (docs/AGENT.md).
+enum class SampleSourceChoice : uint8_t { kAuto, kPerfEvent, kTimer, kNone };
 
 struct Config {
   std::string socket;  // empty: the agent is inactive

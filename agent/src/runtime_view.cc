@@ -48,6 +48,11 @@ bool AlreadyElided(const unwinder::CodeRange& range) {
 
 const cilkprof_runtime_t* AttachedRuntime() { return __atomic_load_n(&g_runtime, __ATOMIC_ACQUIRE); }
 
+std::string AttachedRuntimeName() {
+  const cilkprof_runtime_t* runtime = AttachedRuntime();
+  return runtime != nullptr && runtime->name != nullptr ? runtime->name : "";
+}
+
 const unwinder::CodeRange* ElidedRanges(uint32_t* count) {
   *count = __atomic_load_n(&g_elided_count, __ATOMIC_ACQUIRE);
   return g_elided;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "cilkprof/runtime_abi.h"
 #include "cilkprof/unwinder/logical.h"
@@ -21,6 +22,12 @@ inline constexpr uint32_t kMaxElidedRanges = 32;
 // The runtime attached to this process, or null (no runtime, or not started yet).
 // Async-signal-safe.
 const cilkprof_runtime_t* AttachedRuntime();
+
+// Its name (cilkprof_runtime_t::name, e.g. "cilk-model"), for the Goodbye; "" when no
+// runtime attached (none started, or its ABI version was refused). A fork child
+// inherits the parent's attach with the rest of its memory, and so reports the same
+// name. Not signal-safe (allocates).
+std::string AttachedRuntimeName();
 
 // The elided ranges and their number. Async-signal-safe.
 const unwinder::CodeRange* ElidedRanges(uint32_t* count);

@@ -177,6 +177,7 @@ void InitSampleClock(ThreadRecord* t, const SamplerSettings& s) {
 }
 
 bool ArmThread(ThreadRecord* t, const SamplerSettings& s, std::string* error) {
+  if (!s.sampled) return true;  // the thread stays kNoSource: nothing to disarm or retarget
   const int kind = __atomic_load_n(&t->source, __ATOMIC_RELAXED);
   const bool wants_perf = s.clock == ClockKind::kCpu && s.use_perf;
   if (kind == kPerfSource || (kind == kNoSource && wants_perf)) {
@@ -259,6 +260,7 @@ bool IsOwnSample(const ThreadRecord* t, const siginfo_t* info) {
 }
 
 const char* SampleSourceName(const SamplerSettings& s) {
+  if (!s.sampled) return "none";
   if (s.clock == ClockKind::kWall) return "timer_create CLOCK_MONOTONIC";
   return s.use_perf ? "perf_event task-clock" : "timer_create CLOCK_THREAD_CPUTIME_ID";
 }

@@ -35,6 +35,9 @@ namespace cilkprof::agent {
 
 struct SamplerSettings {
   ClockKind clock = ClockKind::kCpu;
+  // False with CILKPROF_SAMPLE_SOURCE=none: no thread is ever armed (no perf event, no
+  // timer), so no sample is taken but cilkprof_probe's, and no signal is sent.
+  bool sampled = true;
   bool use_perf = true;  // cpu clock only
   uint64_t period_ns = 1000000;  // the mean interval with a perf event, else the period
   int signo = 0;
@@ -50,7 +53,8 @@ bool PerfEventsAvailable(std::string* why);
 void InitSampleClock(ThreadRecord* thread, const SamplerSettings& settings);
 
 // Starts sampling the thread: its perf event (opened, or re-enabled after a disarm with
-// a fresh interval) or a timer. The kind of source is chosen once per thread.
+// a fresh interval) or a timer. The kind of source is chosen once per thread. Without
+// sampling (settings.sampled false) it arms nothing and succeeds.
 bool ArmThread(ThreadRecord* thread, const SamplerSettings& settings, std::string* error);
 // Stops sampling the thread: its perf event is disabled (the descriptor stays open),
 // its timer deleted.

@@ -55,9 +55,12 @@ bool SignalBlockedInThread(pid_t tid, int signo) {
 // sample is not due (the samples so far weigh the mean each, and stand for the tail in
 // expectation), else the weight of the due sample nobody took (the signal blocked, or
 // measured from another thread at the final flush), unless `due_taken`.
+// Without sampling (CILKPROF_SAMPLE_SOURCE=none) no sample was due, so none is missing:
+// nothing is recorded (the thread's whole time would otherwise count as its tail).
 void RecordTail(ThreadRecord* t, uint64_t now, bool signal_blocked, bool due_taken = false) {
   if (t->end_measured) return;
   t->end_measured = true;
+  if (!g_state->sampler.sampled) return;
   if (UsesPoissonIntervals(t)) {
     if (!due_taken) CounterAdd(&t->counters.unsampled_ns, DueSampleWeight(t, now));
   } else {
@@ -139,6 +142,7 @@ void NoteFlusherCpu() {
 
 uint64_t TakeUnseenThreadCpuNs() {
   AgentState& s = *g_state;
+  if (!s.sampler.sampled) return 0;  // no thread was sampled: unseen ones miss nothing
   // The threads' clocks first, the process's last: the difference can only grow by
   // what runs in between, never go negative.
   pthread_mutex_lock(&s.registry_mu);

@@ -146,6 +146,7 @@ std::string EncodeGoodbyeFrame(const GoodbyeMsg& goodbye) {
     w->Varint(1, g.end_unix_ns);
     w->String(2, g.reason);
     w->Varint(3, g.unseen_thread_cpu_ns);
+    w->String(4, g.runtime);
   });
 }
 

@@ -93,6 +93,7 @@ struct GoodbyeMsg {
   uint64_t end_unix_ns = 0;
   std::string reason;
   uint64_t unseen_thread_cpu_ns = 0;
+  std::string runtime;  // the attached runtime's name; empty: none attached
 };
 
 // Each returns one complete frame: the 4-byte length prefix, then AgentMessage.

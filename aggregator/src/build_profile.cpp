@@ -16,6 +16,9 @@
 namespace cilkprof::aggregator {
 namespace {
 
+// Hello.sample_source of an agent that armed no sample source (CILKPROF_SAMPLE_SOURCE=none).
+constexpr const char* kNoSampleSource = "none";
+
 profile::SourceFrame UnknownFrame(const std::string& function) {
   profile::SourceFrame frame;
   frame.set_function(function);
@@ -177,6 +180,9 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     process->set_end_reason("connection lost");
     if (std::string lost = UnflushedTailWarning(end_unix_ns); !lost.empty()) process->add_warnings(lost);
   }
+  // Also when the last image lost its connection: FoldExecPredecessor may have carried
+  // an earlier image's runtime into goodbye_.
+  process->set_runtime(goodbye_.runtime());
   for (const std::string& reason : drop_reasons_) {
     process->add_warnings(fmt::format(
         "the agent's connection was dropped for bad data ({}); the profile holds what arrived "
@@ -255,7 +261,12 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
   totals->set_signal_blocked_threads(unsampled.blocked_threads);
   totals->set_signal_blocked_unsampled_ns(unsampled.blocked_unsampled_ns);
   totals->set_unseen_thread_cpu_ns(has_goodbye_ ? goodbye_.unseen_thread_cpu_ns() : 0);
-  WarnAboutUnsampledTime(hello_, unsampled, totals->unseen_thread_cpu_ns(), process);
+  // A run without sampling (CILKPROF_SAMPLE_SOURCE=none) meant to take no samples: none
+  // is missing. (Its agent sends no unsampled time either; this covers what it could not
+  // measure away, e.g. a connection lost before the Goodbye.)
+  if (hello_.sample_source() != kNoSampleSource) {
+    WarnAboutUnsampledTime(hello_, unsampled, totals->unseen_thread_cpu_ns(), process);
+  }
   return out;
 }
 

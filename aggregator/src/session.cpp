@@ -392,6 +392,9 @@ Status Session::FoldExecPredecessor(const Session& earlier) {
     sum.set_probe_partial(sum.probe_partial() + in.probe_partial());
   }
   if (workspan_.empty()) workspan_ = earlier.workspan_;
+  // The runtime an earlier image attached to, unless this one names its own: the
+  // process ran on it (BuildProfile reads goodbye_.runtime() with or without a Goodbye).
+  if (goodbye_.runtime().empty()) goodbye_.set_runtime(earlier.goodbye_.runtime());
 
   // Warnings the earlier image's agent gave that this one did not repeat.
   auto known = [&](const std::string& warning) {

@@ -65,6 +65,21 @@ TEST(Config, ReadsEveryVariable) {
   EXPECT_EQ(c.sample_source, SampleSourceChoice::kTimer);
 }
 
+// CILKPROF_SAMPLE_SOURCE=none: the run that measures work and span without sampling
+// (issue 13). Accepted without a message, and each other choice still parses.
+TEST(Config, SampleSourceNone) {
+  std::vector<std::string> errors;
+  EXPECT_EQ(Parse({{"CILKPROF_SAMPLE_SOURCE", "none"}}, &errors).sample_source, SampleSourceChoice::kNone);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(Parse({{"CILKPROF_SAMPLE_SOURCE", "auto"}}, &errors).sample_source, SampleSourceChoice::kAuto);
+  EXPECT_EQ(Parse({{"CILKPROF_SAMPLE_SOURCE", "perf"}}, &errors).sample_source, SampleSourceChoice::kPerfEvent);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  // The message for a bad value lists it among the choices.
+  Parse({{"CILKPROF_SAMPLE_SOURCE", "off"}}, &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("auto, perf, timer or none"), std::string::npos) << errors[0];
+}
+
 TEST(Config, SpillDirFallsBackToTmpdir) {
   std::vector<std::string> errors;
   EXPECT_EQ(Parse({{"TMPDIR", "/scratch"}}, &errors).spill_dir, "/scratch");

@@ -43,9 +43,13 @@ wire::AgentMessage Hello(const std::string& clock) {
 
 // Thread i has tid 1000 + i and index i; its counters arrive in `deltas` equal parts.
 profile::Profile ProfileOf(const std::vector<ThreadFigures>& threads, uint64_t unseen_ns,
-                           const std::string& clock = "cpu", int deltas = 1) {
+                           const std::string& clock = "cpu", int deltas = 1,
+                           const std::string& sample_source = "perf_event task-clock",
+                           const std::string& runtime = "") {
   aggregator::Session session;
-  EXPECT_TRUE(session.Apply(Hello(clock)).ok());
+  wire::AgentMessage hello = Hello(clock);
+  hello.mutable_hello()->set_sample_source(sample_source);
+  EXPECT_TRUE(session.Apply(hello).ok());
   for (int part = 0; part < deltas; ++part) {
     wire::AgentMessage m;
     for (size_t i = 0; i < threads.size(); ++i) {
@@ -64,6 +68,7 @@ profile::Profile ProfileOf(const std::vector<ThreadFigures>& threads, uint64_t u
   wire::AgentMessage goodbye;
   goodbye.mutable_goodbye()->set_reason("exit");
   goodbye.mutable_goodbye()->set_unseen_thread_cpu_ns(unseen_ns);
+  goodbye.mutable_goodbye()->set_runtime(runtime);
   EXPECT_TRUE(session.Apply(goodbye).ok());
   NoSymbols symbols;
   return session.BuildProfile(symbols, 0);
@@ -75,6 +80,22 @@ std::vector<std::string> Warnings(const profile::Profile& p) {
 
 ThreadFigures Busy(uint64_t sampled_ms, uint64_t tail_us = 500) {
   return ThreadFigures{sampled_ms, sampled_ms * kMs, tail_us * 1000, false};
+}
+
+// CILKPROF_SAMPLE_SOURCE=none (issue 13): nothing was meant to be sampled, so no time
+// is missing, whatever the counters say (here: what a sampled run would be warned of,
+// a whole thread's time after its last sample and unseen threads' CPU time). The
+// runtime the Goodbye names goes into ProcessInfo.runtime.
+TEST(UnsampledProfile, RunWithoutSamplingIsNeverWarnedOfMissingTime) {
+  const std::vector<ThreadFigures> threads = {ThreadFigures{0, 0, 500 * kMs, false}};
+  const profile::Profile sampled = ProfileOf(threads, 400 * kMs, "cpu", 1, "perf_event task-clock", "cilk-model");
+  EXPECT_EQ(sampled.process().warnings_size(), 2);  // the same figures, sampled: warned
+  EXPECT_EQ(sampled.process().runtime(), "cilk-model");
+  const profile::Profile p = ProfileOf(threads, 400 * kMs, "cpu", 1, "none", "cilk-model");
+  EXPECT_TRUE(Warnings(p).empty()) << Warnings(p).front();
+  EXPECT_EQ(p.process().sample_source(), "none");
+  EXPECT_EQ(p.process().runtime(), "cilk-model");
+  EXPECT_EQ(ProfileOf(threads, 0, "cpu", 1, "none").process().runtime(), "");
 }
 
 TEST(UnsampledProfile, TailsOfLessThanAPeriodAreSummedWithoutAWarning) {

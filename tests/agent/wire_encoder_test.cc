@@ -160,6 +160,15 @@ TEST(WireEncoder, GoodbyeRoundTrip) {
   EXPECT_EQ(m.goodbye().end_unix_ns(), 987654321u);
   EXPECT_EQ(m.goodbye().reason(), "exec");
   EXPECT_EQ(m.goodbye().unseen_thread_cpu_ns(), 5000000000ull);
+  EXPECT_EQ(m.goodbye().runtime(), "");
+}
+
+// The runtime the agent attached to (issue 13): what the CLI decides a second,
+// instrumented run from.
+TEST(WireEncoder, GoodbyeCarriesTheAttachedRuntime) {
+  const wire::AgentMessage m = ParseOne(EncodeGoodbyeFrame(GoodbyeMsg{1, "exit", 0, "cilk-model"}));
+  ASSERT_TRUE(m.has_goodbye());
+  EXPECT_EQ(m.goodbye().runtime(), "cilk-model");
 }
 
 TEST(WireEncoder, SizeBoundHoldsForALargeThreadDelta) {
