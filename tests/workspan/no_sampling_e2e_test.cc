@@ -113,6 +113,7 @@ TEST(NoSamplingE2E, CilkProgramIsMeasuredUnsampledAndNamesItsRuntime) {
   EXPECT_EQ(p->process().profiling_signal(), 0u);
   EXPECT_EQ(p->totals().samples(), 0u);
   EXPECT_EQ(p->totals().idle_samples(), 0u);
+  EXPECT_EQ(p->totals().probe_samples(), 1u) << "cilkprof_probe still samples synchronously";
   EXPECT_EQ(p->totals().unsampled_ns(), 0u);
   EXPECT_EQ(p->totals().unseen_thread_cpu_ns(), 0u);
   EXPECT_GE(p->threads_size(), 2) << "the runtime's workers are registered threads";
@@ -143,6 +144,7 @@ TEST(NoSamplingE2E, ProgramWithoutRuntimeHasNoRuntimeAndIsStillWritten) {
   const profile::Profile* p = ProfileOf(run, static_cast<uint32_t>(run.program.pid));
   ASSERT_NE(p, nullptr) << "the program's profile must be written even with 0 samples";
   EXPECT_EQ(p->totals().samples(), 0u);
+  EXPECT_EQ(p->totals().probe_samples(), 0u);
   EXPECT_FALSE(p->has_workspan());
   EXPECT_EQ(p->process().runtime(), "");
   EXPECT_EQ(p->process().warnings_size(), 0) << Warnings(*p);

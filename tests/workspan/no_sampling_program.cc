@@ -8,6 +8,9 @@
 //   perf_events     the process's perf_event descriptors (/proc/self/fd)
 //   timers          the process's POSIX timers (/proc/self/timers)
 //
+// Before the report it takes one cilkprof_probe() sample on the main thread (not in
+// `plain`).
+//
 //   no_sampling_program fib N    fib(N) on the runtime, then the report
 //   no_sampling_program fork N   the same, then a child that _exits at once (its own
 //                                profile), waited for
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include <cilk/cilk.hpp>
+#include <cilkprof/cilkprof.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -90,6 +94,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: no_sampling_program fib N | fork N | plain\n");
     return 2;
   }
+  // One synchronous sample (no signal involved), which a run without sampling keeps.
+  // Not in `plain`: that process must record nothing at all.
+  if (mode != "plain" && cilkprof_probe) cilkprof_probe();
   std::printf("sigprof_caught=%d perf_events=%d timers=%d\n", SigprofCaught(), PerfEvents(), Timers());
   std::fflush(stdout);
   if (mode == "fork") {
