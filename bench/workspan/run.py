@@ -8,12 +8,14 @@ each mode's ratio against the baseline, and the geometric means of the ratios.
     bench/workspan/run.py BUILD_DIR [--runs N] [--workers P] [--modes M,M,...] [example[:args] ...]
 
 Modes (--modes, default none,scope: the issue-5 comparison):
-    none        cilkprof-run --no-workspan -- bin/NAME   sampling only: the baseline
-    scope       cilkprof-run -- bin/NAME                 work/span, scope mode (the default)
-    calls       cilkprof-run -- bin/NAME_calls           work/span, full call-site mode
-                                                         (-finstrument-functions, cilk::profile)
-    bare        bin/NAME                                 no agent at all
-    bare_calls  bin/NAME_calls                           no agent: the hooks' compiled-in cost
+    none        cilkprof-run --no-workspan -- bin/NAME           sampling only: the baseline
+    scope       cilkprof-run --workspan=same -- bin/NAME         work/span, scope mode
+    calls       cilkprof-run --workspan=same -- bin/NAME_calls   work/span, full call-site mode
+                                                                 (-finstrument-functions, cilk::profile)
+    bare        bin/NAME                                         no agent at all
+    bare_calls  bin/NAME_calls                                   no agent: the hooks' compiled-in cost
+The instrumented modes use --workspan=same: the default (separate) runs the program twice
+and shows only the sampled run's output, whose `time:` line is the uninstrumented one.
 Ratios are against `none` when it is measured, else against the first mode. The rounds
 rotate the order of the modes, so neither a slow phase of the machine nor the position in
 the round favours one mode.
@@ -59,7 +61,7 @@ def command(mode, bindir, run, out, name, args):
     program = [os.path.join(bindir, name + suffix)] + args
     if not agent:
         return program
-    return [run, "-q", "-f", "-o", out] + ([] if workspan else ["--no-workspan"]) + ["--"] + program
+    return [run, "-q", "-f", "-o", out] + (["--workspan=same"] if workspan else ["--no-workspan"]) + ["--"] + program
 
 
 def parse_modes(text):

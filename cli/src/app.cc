@@ -52,12 +52,29 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
       ->check(CLI::IsMember({"dwarf", "fp"}))
       ->default_str("dwarf");
   app.add_flag("--no-follow-fork", args.no_follow_fork, "Do not profile children the program forks");
-  app.add_flag("--no-workspan", args.no_workspan,
-               "Do not measure work and span (on by default for programs on the Cilk runtime)");
+  auto* workspan = app.add_option_function<std::string>(
+                           "--workspan",
+                           [&args](const std::string& mode) {
+                             args.workspan = mode;
+                             args.workspan_given = true;
+                           },
+                                  "Work and span, for programs on the Cilk runtime: separate (default: a second, "
+                                  "instrumented run, so the samples are not dilated), same (in the sampled run: one "
+                                  "run, dilated samples) or off")
+                       ->check(CLI::IsMember({"separate", "same", "off"}))
+                       ->default_str("separate");
+  auto* no_workspan = app.add_flag_callback(
+      "--no-workspan",
+      [&args] {
+        args.workspan = "off";
+        args.workspan_given = true;
+      },
+      "Do not measure work and span (--workspan=off)");
+  no_workspan->excludes(workspan);
   auto* strands = app.add_flag("--strands", args.strands,
                                "Also measure work and span per strand (see `cilkprof view strands`; costs a table "
                                "lookup at every strand boundary)");
-  strands->excludes(app.get_option("--no-workspan"));
+  strands->excludes(no_workspan);
   app.add_flag("-q,--quiet", args.quiet, "Print no summary (errors are still printed)");
   app.add_option("command", args.command, "PROGRAM [ARGS...] (put them after --)")->required();
   app.footer(kRunFooter);
@@ -67,8 +84,8 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
 // even without "--" (as with env, nice, perf record): inserts "--" before the first
 // argument of `args` (from `first`) that is neither a run option nor its value.
 std::vector<std::string> SeparateProgram(std::vector<std::string> args, size_t first) {
-  static const std::vector<std::string> kWithValue = {"-o", "--output", "--clock", "--period", "-F", "--freq",
-                                                      "--unwind"};
+  static const std::vector<std::string> kWithValue = {"-o",       "--output", "--clock",   "--period",
+                                                      "-F",       "--freq",   "--unwind", "--workspan"};
   for (size_t i = first; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") break;

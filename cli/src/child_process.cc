@@ -47,13 +47,20 @@ std::vector<int> OpenFds() {
 // In the forked child, between fork and exec: async-signal-safe calls only (other
 // threads may have held locks at the fork). Reports exec's errno on `error_fd`.
 [[noreturn]] void ExecInChild(const char* path, char* const* argv, char* const* env, const ForwardedSignals& signals,
-                              const std::vector<int>& ours, int highest_known, int error_fd) {
+                              const ChildStdio& stdio, const std::vector<int>& ours, int highest_known, int error_fd) {
   if (signals.sigchld_was_ignored()) {
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGCHLD, &ignore, nullptr);
   }
-  for (int fd : ours) ::close(fd);
+  // Before ours are closed: the replacements are among them.
+  const int replacements[3] = {stdio.in, stdio.out, stdio.err};
+  for (int target = 0; target < 3; ++target) {
+    if (replacements[target] >= 0 && replacements[target] != target) ::dup2(replacements[target], target);
+  }
+  for (int fd : ours) {
+    if (fd > 2 || replacements[fd] < 0) ::close(fd);  // a standard slot we just filled stays
+  }
   // Anything another thread opened after we listed the descriptors is above them all
   // unless it reused a gap; the error pipe closes itself at exec.
   ::close_range(static_cast<unsigned>(highest_known) + 1, ~0u, 0);
@@ -125,7 +132,8 @@ bool InheritedFds::Contains(int fd) const { return std::binary_search(fds_.begin
 
 Result<ChildExit> RunChild(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<std::string>& env, const ForwardedSignals& signals,
-                           const InheritedFds& inherited, const std::function<void(pid_t)>& on_started) {
+                           const InheritedFds& inherited, const std::function<void(pid_t)>& on_started,
+                           const ChildStdio& stdio) {
   std::vector<char*> c_argv = CStrings(argv);
   std::vector<char*> c_env = CStrings(env);
   int error_pipe[2];
@@ -143,7 +151,7 @@ Result<ChildExit> RunChild(const std::string& path, const std::vector<std::strin
 
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ExecInChild(path.c_str(), c_argv.data(), c_env.data(), signals, ours, highest_known, error_pipe[1]);
+    ExecInChild(path.c_str(), c_argv.data(), c_env.data(), signals, stdio, ours, highest_known, error_pipe[1]);
   }
   const int fork_errno = errno;
   ::close(error_pipe[1]);

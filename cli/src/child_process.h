@@ -68,11 +68,19 @@ struct ChildExit {
   std::string description;  // "exited with status 3", "killed by signal 9 (Killed)"
 };
 
+// Descriptors of ours the program gets as its standard input, output or error instead
+// of the inherited ones (-1: the inherited one). A second run of the program whose
+// output must not be seen twice (command_run.cc, --workspan=separate) uses them.
+struct ChildStdio {
+  int in = -1, out = -1, err = -1;
+};
+
 // Starts `path` with `argv` and `env` in the world described above, waits for it,
 // and forwards signals. `on_started` hears the program's pid as soon as it exists,
 // before it runs (or fails to exec).
 Result<ChildExit> RunChild(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<std::string>& env, const ForwardedSignals& signals,
-                           const InheritedFds& inherited, const std::function<void(pid_t)>& on_started);
+                           const InheritedFds& inherited, const std::function<void(pid_t)>& on_started,
+                           const ChildStdio& stdio = {});
 
 }  // namespace cilkprof::cli

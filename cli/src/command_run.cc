@@ -23,8 +23,10 @@
 #include "commands.h"
 #include "duration.h"
 #include "output_naming.h"
+#include "private_dir.h"
 #include "progress.h"
 #include "program_check.h"
+#include "separate_workspan_run.h"
 #include "stderr_logging.h"
 
 extern char** environ;
@@ -34,45 +36,16 @@ namespace {
 
 // How long to wait, after the program ends, for its agents' last messages.
 constexpr std::chrono::milliseconds kDrain{3000};
-// sockaddr_un.sun_path holds 108 bytes with the terminating NUL.
-constexpr size_t kMaxSocketPath = 107;
-
-// A private directory for the socket, removed (with what is left in it) at the end.
-class PrivateDir {
- public:
-  static Result<PrivateDir> Create() {
-    std::vector<std::string> bases;
-    if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) bases.push_back(tmp);
-    bases.push_back("/tmp");
-    std::string last_error;
-    for (const auto& base : bases) {
-      std::string pattern = base + "/cilkprof-XXXXXX";
-      if (pattern.size() + 16 > kMaxSocketPath) continue;  // room for "/agents.sock"
-      std::vector<char> buffer(pattern.begin(), pattern.end());
-      buffer.push_back('\0');
-      if (::mkdtemp(buffer.data())) return PrivateDir(buffer.data());
-      last_error = base + ": " + std::strerror(errno);
-    }
-    return Status::Error("cannot create a private temporary directory for the agents' socket (" + last_error +
-                         "); set TMPDIR to a writable directory");
-  }
-  PrivateDir(PrivateDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  PrivateDir(const PrivateDir&) = delete;
-  ~PrivateDir() {
-    if (path_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit PrivateDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
+// The program's environment: ours, with the agent preloaded and configured.
+// Which of the agent's two jobs a run of the program does (--workspan).
+enum class Pass {
+  kBoth,          // --workspan=same: sampled and instrumented (CILKPROF_WORKSPAN as inherited)
+  kSampled,       // sampled only (CILKPROF_WORKSPAN=0): --workspan=off, or the first of separate
+  kInstrumented,  // instrumented only (CILKPROF_SAMPLE_SOURCE=none): the second of separate
 };
 
-// The program's environment: ours, with the agent preloaded and configured.
 std::vector<std::string> AgentEnvironment(const std::string& agent, const std::string& socket, const RunArgs& args,
-                                          uint64_t period_ns) {
+                                          uint64_t period_ns, Pass pass) {
   std::vector<std::string> env;
   std::string preload = agent;
   for (char** e = environ; e && *e; ++e) {
@@ -85,7 +58,9 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
     }
     if (name == "CILKPROF_SOCKET" || name == "CILKPROF_CLOCK" || name == "CILKPROF_PERIOD_NS" ||
         name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET") ||
-        (args.no_workspan && name == "CILKPROF_WORKSPAN") || (args.strands && name == "CILKPROF_WS_STRANDS")) {
+        (pass != Pass::kBoth && name == "CILKPROF_WORKSPAN") ||
+        (pass == Pass::kInstrumented && name == "CILKPROF_SAMPLE_SOURCE") ||
+        (args.strands && name == "CILKPROF_WS_STRANDS")) {
       continue;  // ours below win over inherited settings
     }
     env.push_back(entry);
@@ -97,7 +72,11 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   env.push_back("CILKPROF_UNWIND=" + args.unwind);
   env.push_back(std::string("CILKPROF_FOLLOW_FORK=") + (args.no_follow_fork ? "0" : "1"));
   if (args.quiet) env.push_back("CILKPROF_QUIET=1");
-  if (args.no_workspan) env.push_back("CILKPROF_WORKSPAN=0");
+  if (pass == Pass::kSampled) env.push_back("CILKPROF_WORKSPAN=0");
+  if (pass == Pass::kInstrumented) {
+    env.push_back("CILKPROF_WORKSPAN=1");
+    env.push_back("CILKPROF_SAMPLE_SOURCE=none");
+  }
   if (args.strands) env.push_back("CILKPROF_WS_STRANDS=1");
   return env;
 }
@@ -172,8 +151,10 @@ std::string RecordedNothingLine(const std::vector<aggregator::WrittenProfile>& w
          ")\n";
 }
 
+// `workspan_note`: how work and span were measured when the profile does not say it
+// (one run where two were asked for) or why they were not ("" when nothing to add).
 void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit,
-                     const ProfileNaming& naming, Progress& progress) {
+                     const ProfileNaming& naming, const std::string& workspan_note, Progress& progress) {
   // The profile with the most samples (the program the user meant, even behind a
   // wrapper that forked it) first, then the others; the program itself first on a tie.
   std::stable_sort(written.begin(), written.end(), [](const auto& a, const auto& b) {
@@ -199,6 +180,7 @@ void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const Chil
           out += views::RenderWorkSpanText(*figures);
           out += "Call sites (work and span): cilkprof view callsites " + profile.path + "\n";
         }
+        if (!workspan_note.empty()) out += "Work and span    " + workspan_note + "\n";
       } else {
         out += "Profile          " + profile.path + " (" + loaded.status().message() + ")\n";
       }
@@ -251,6 +233,27 @@ int RunProgram(const RunArgs& args) {
     return kExitUsage;
   }
 
+  if (args.strands && args.workspan == "off") {
+    PrintError("--strands measures work and span per strand: it cannot be combined with --workspan=off");
+    return kExitUsage;
+  }
+  // Before the program can read any of it.
+  const StdinReplay stdin_replay = StdinReplay::Note();
+  bool separate = args.workspan == "separate";
+  std::string workspan_note;
+  if (separate && !stdin_replay.possible()) {
+    if (args.workspan_given) {
+      PrintError(stdin_replay.why_not() +
+                 ", which a second run of the program could not read again: give the input as a file (< FILE), "
+                 "or measure work and span in the sampled run with --workspan=same");
+      return kExitUsage;
+    }
+    separate = false;
+    workspan_note = "measured in the sampled run, not in a second one (" + stdin_replay.why_not() +
+                    ", which a second run could not read again): the samples include the instrumentation's cost";
+  }
+  const Pass first_pass = args.workspan == "off" || separate ? Pass::kSampled : Pass::kBoth;
+
   const ProgramCheck program = CheckProgram(args.command[0], std::getenv("PATH"));
   if (!program.error.empty()) {
     PrintError(program.error);
@@ -291,7 +294,7 @@ int RunProgram(const RunArgs& args) {
   }
   std::unique_ptr<aggregator::Aggregator> collector = std::move(*started);
 
-  auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns), signals,
+  auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns, first_pass), signals,
                         inherited_fds, [&naming, &collector](pid_t pid) {
                           naming->ProgramStarted(static_cast<uint32_t>(pid));
                           collector->SetProgramPid(static_cast<uint32_t>(pid));
@@ -309,12 +312,28 @@ int RunProgram(const RunArgs& args) {
   collector.reset();
   naming->Settle(&written);
 
+  SeparateRunOutcome instrumented;
+  if (separate && !written.empty()) {
+    SeparateRunContext context;
+    context.program_path = program.path;
+    context.command = args.command;
+    context.environment = [&](const std::string& second_socket) {
+      return AgentEnvironment(*agent, second_socket, args, period_ns, Pass::kInstrumented);
+    };
+    context.signals = &signals;
+    context.inherited = &inherited_fds;
+    context.stdin_replay = &stdin_replay;
+    context.sampled_exit = &*child;
+    instrumented = MeasureWorkSpanSeparately(context, written, progress);
+    if (!instrumented.problem.empty()) workspan_note = "not measured: " + instrumented.problem;
+  }
+
   if (written.empty()) {
     progress.Clear();
     PrintError("no profile was written: the agent never reported (the program " + child->description +
                "); check that " + *agent + " loads into it (LD_PRELOAD) and that nothing unsets LD_PRELOAD");
   } else if (!args.quiet) {
-    PrintRunSummary(written, *child, *naming, progress);
+    PrintRunSummary(written, *child, *naming, workspan_note, progress);
   } else {
     for (const std::string& problem : WriteProblems(written, *naming, true)) PrintError(problem);
   }
@@ -331,6 +350,8 @@ int RunProgram(const RunArgs& args) {
   // the program (signals that dump core are not repeated: the core would be ours).
   if (child->signal == SIGINT || child->signal == SIGTERM || child->signal == SIGHUP || child->signal == SIGPIPE) {
     DieBySignalOnExit(child->signal);
+  } else if (instrumented.signal != 0) {
+    DieBySignalOnExit(instrumented.signal);  // Ctrl-C in the second run stops a loop just the same
   }
   return child->exit_code;
 }

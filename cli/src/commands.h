@@ -91,7 +91,11 @@ struct RunArgs {
   std::string unwind = "dwarf";
   bool no_follow_fork = false;
   bool quiet = false;
-  bool no_workspan = false;  // CILKPROF_WORKSPAN=0: no work/span instrumentation
+  // Work/span instrumentation: "separate" (a second, instrumented run joined into the
+  // sampled one: separate_workspan_run.h), "same" (in the sampled run) or "off"
+  // (CILKPROF_WORKSPAN=0; also --no-workspan).
+  std::string workspan = "separate";
+  bool workspan_given = false;  // --workspan on the command line (else the default)
   bool strands = false;      // CILKPROF_WS_STRANDS=1: per-strand work/span metrics too
 };
 int RunProgram(const RunArgs& args);

@@ -59,7 +59,7 @@ DeltaMsg OneThreadDelta(uint32_t tid, double samples) {
 TEST(StreamFormatTest, SealedFramesDecodeInTheAggregatorsReader) {
   std::string stream(kStreamMagic, sizeof kStreamMagic);
   stream += SealFrames(EncodeHelloFrame(TestHello()) + EncodeDeltaFrame(OneThreadDelta(7, 3)));
-  stream += SealFrames(EncodeGoodbyeFrame(GoodbyeMsg{1, "exit", 0}));
+  stream += SealFrames(EncodeGoodbyeFrame(GoodbyeMsg{1, "exit", 0, ""}));
   aggregator::FrameDecoder decoder;
   ASSERT_TRUE(decoder.Feed(stream)) << decoder.status().message();
   wire::AgentMessage m;
@@ -180,7 +180,7 @@ TEST(TransportTest, ASpillThatStartsMidRunHoldsTheSnapshotNotTheCoveredFrames) {
 
   // It is gone: the next sends fail and the spill starts.
   transport.Enqueue(EncodeDeltaFrame(OneThreadDelta(7, 6)));
-  transport.EnqueueGoodbye(EncodeGoodbyeFrame(GoodbyeMsg{1, "exit", 0}));
+  transport.EnqueueGoodbye(EncodeGoodbyeFrame(GoodbyeMsg{1, "exit", 0, ""}));
   for (int i = 0; i < 100 && !transport.spilling(); ++i) {
     transport.Pump();
     usleep(10000);

@@ -22,7 +22,7 @@ wire::AgentMessage ParseOne(const std::string& frame) {
 }
 
 TEST(WireEncoder, FramePrefixIsLittleEndianPayloadLength) {
-  GoodbyeMsg goodbye{123, "exit", 0};
+  GoodbyeMsg goodbye{123, "exit", 0, ""};
   const std::string frame = EncodeGoodbyeFrame(goodbye);
   ASSERT_GE(frame.size(), 4u);
   const uint32_t n = static_cast<uint8_t>(frame[0]) | static_cast<uint8_t>(frame[1]) << 8 |
@@ -155,7 +155,7 @@ TEST(WireEncoder, DeltaRoundTripWithExtremeValues) {
 }
 
 TEST(WireEncoder, GoodbyeRoundTrip) {
-  const wire::AgentMessage m = ParseOne(EncodeGoodbyeFrame(GoodbyeMsg{987654321, "exec", 5000000000ull}));
+  const wire::AgentMessage m = ParseOne(EncodeGoodbyeFrame(GoodbyeMsg{987654321, "exec", 5000000000ull, ""}));
   ASSERT_TRUE(m.has_goodbye());
   EXPECT_EQ(m.goodbye().end_unix_ns(), 987654321u);
   EXPECT_EQ(m.goodbye().reason(), "exec");

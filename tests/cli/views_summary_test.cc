@@ -194,7 +194,7 @@ TEST(Summary, InstrumentationShareAndDilation) {
   EXPECT_DOUBLE_EQ(s.instrumentation.dilation, sampled / (sampled - 300e6));
   const std::string text = RenderSummaryText(s);
   EXPECT_NE(text.find("Instrumentation  300.0 ms ("), std::string::npos) << text;
-  EXPECT_NE(text.find("--no-workspan"), std::string::npos) << text;
+  EXPECT_NE(text.find("--workspan=same"), std::string::npos) << text;
   EXPECT_EQ(text.find("Total instrumentation"), std::string::npos) << text;
   EXPECT_EQ(RenderSummaryText(base).find("Instrumentation"), std::string::npos);
   const auto json = nlohmann::json::parse(RenderSummaryJson(s, p));

@@ -1,9 +1,9 @@
 // Sampling untouched by instrumentation (issue 13), end to end: the sampled `work` of
-// the user's own functions under the default run (work/span measured) matches a
-// `--no-workspan` run within sampling error, on two bundled examples through
-// cilkprof-run with the real agent and runtime. The tool's code (its hooks, the
-// runtime's tool-only scope paths, the attach) goes to `instrumentation`, which the
-// default run must have and the --no-workspan run must not.
+// the user's own functions under the default run (work/span measured, in a second run:
+// --workspan=separate) matches a `--no-workspan` run within sampling error, on two
+// bundled examples through cilkprof-run with the real agent and runtime; the default
+// run's samples include no tool code (`instrumentation` 0) and its profile has the
+// second run's work and span.
 //
 // "The user's own functions": the flat view's row of the example's source file
 // (examples/<name>.cpp), whose exclusive work is the sum over the functions defined
@@ -11,16 +11,12 @@
 // inline header code, the runtime, the agent and libc.
 //
 // Bounds. Each run takes >= 1500 samples (asserted) at a 250 us period, of which the
-// example's functions hold >= 300 in the --no-workspan run; the ratio of two such
-// counts has a sampling error of about 6-8% (1 sigma). What the tool still does to the
-// user's code cannot be classified and is real: its hooks evict the program's lines
-// from the caches and predictors, and the returns from the runtime's tool-only paths
-// land in the user's function. fib (tasks of ~70 ns between hooks) is the worst case:
-// its own functions measure 1.4-1.56x (perf's raw samples of fib's own instructions:
-// 1.2-1.4x at 4 kHz), before this classification and after alike, so its user bound
-// is 1.8; what the classification changes on fib is the total (the scope lines' rows,
-// the wrappers, the attach): 2.79 before, 1.55-1.72 after, bound 2.0. nqueens
-// (coarse tasks): 0.95-1.06 for both, bound 1.33.
+// example's functions hold >= 300; the ratio of two such counts has a sampling error of
+// about 6-8% (1 sigma), so [0.75, 1.33] is about 4 sigma each way. Before the default
+// measured work and span in a second run, the tool ran beside the sampler and fib's
+// own functions measured 1.4-1.56x (its hooks evict the program's lines from the caches
+// and predictors: real, and unclassifiable), its total 1.55-1.72x; that is still what
+// --workspan=same does (docs/WORKSPAN.md, "Instrumentation and the sampled profile").
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -39,17 +35,15 @@ namespace {
 
 constexpr double kMinSamples = 1500;
 
-struct Bounds {
-  double user_max;   // the example's functions: with / without work/span
-  double total_max;  // all sampled work: with / without
-};
 constexpr double kMinRatio = 0.75;
+constexpr double kMaxRatio = 1.33;
 
 struct Sampled {
   double samples = 0;
   double total_work = 0;
   double user_work = 0;  // exclusive work of the example's source file
   double instrumentation = 0;
+  bool separate = false;  // work and span from a second run
 };
 
 // The flat view's file row `source` (a path ending in it), searched below `node`.
@@ -86,6 +80,7 @@ Sampled Profile(const TempDir& dir, const std::string& program, const std::strin
   s.samples = sj.value("samples", 0.0);
   s.total_work = sj["metrics"]["work"].value("total", 0.0);
   s.instrumentation = sj["metrics"]["instrumentation"].value("total", 0.0);
+  s.separate = sj.value("workspan_run", "") == "separate";
 
   const ToolResult flat =
       RunTool({CILKPROF_TEST_CILKPROF, "view", "flat", "--format", "json", "--threshold", "0", out});
@@ -105,7 +100,7 @@ Sampled Profile(const TempDir& dir, const std::string& program, const std::strin
   return s;
 }
 
-void ExpectUserWorkUntouched(const std::string& program, const std::string& arg, Bounds bounds) {
+void ExpectUserWorkUntouched(const std::string& program, const std::string& arg) {
   TempDir dir;
   const Sampled with = Profile(dir, program, arg, /*workspan=*/true);
   const Sampled without = Profile(dir, program, arg, /*workspan=*/false);
@@ -120,10 +115,11 @@ void ExpectUserWorkUntouched(const std::string& program, const std::string& arg,
                               std::to_string(without.total_work / 1e6) + " ms) without; ratio " +
                               std::to_string(ratio) + ", in all " + std::to_string(total_ratio);
   EXPECT_GE(ratio, kMinRatio) << figures;
-  EXPECT_LE(ratio, bounds.user_max) << figures;
+  EXPECT_LE(ratio, kMaxRatio) << figures;
   EXPECT_GE(total_ratio, kMinRatio) << figures;
-  EXPECT_LE(total_ratio, bounds.total_max) << figures;
-  EXPECT_GT(with.instrumentation, 0) << "the default run has no instrumentation samples";
+  EXPECT_LE(total_ratio, kMaxRatio) << figures;
+  EXPECT_TRUE(with.separate) << "the default run's work and span come from a second run";
+  EXPECT_EQ(with.instrumentation, 0) << "the default run's samples include tool code";
   EXPECT_EQ(without.instrumentation, 0) << "--no-workspan runs no tool code";
   ::testing::Test::RecordProperty("ratio", std::to_string(ratio));
   ::testing::Test::RecordProperty("total_ratio", std::to_string(total_ratio));
@@ -131,12 +127,12 @@ void ExpectUserWorkUntouched(const std::string& program, const std::string& arg,
 
 // Fine-grained: a spawn and a sync in every call, every one through the tool.
 TEST(SampledWorkE2E, FibUserWorkMatchesNoWorkspan) {
-  ExpectUserWorkUntouched(CILKPROF_TEST_FIB, "36", Bounds{1.8, 2.0});
+  ExpectUserWorkUntouched(CILKPROF_TEST_FIB, "36");
 }
 
 // Coarse-grained: the search's serial rows dominate, the hooks are rare.
 TEST(SampledWorkE2E, NqueensUserWorkMatchesNoWorkspan) {
-  ExpectUserWorkUntouched(CILKPROF_TEST_NQUEENS, "15", Bounds{1.33, 1.33});
+  ExpectUserWorkUntouched(CILKPROF_TEST_NQUEENS, "15");
 }
 
 }  // namespace

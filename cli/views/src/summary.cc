@@ -119,7 +119,7 @@ std::string InstrumentationLine(const InstrumentationSummary& i) {
   std::snprintf(dilation, sizeof dilation, "%.2fx", i.dilation);
   return FormatDuration(i.instrumentation / 1e9) + " (" + Percent(i.share, 1) +
          " of sampled time) in the work/span tool's code, kept out of work, overhead and idleness; "
-         "the run took at least " + dilation + " the time it would without it (cilkprof run --no-workspan)";
+         "the run took at least " + dilation + " the time it would without it (cilkprof run measures work and span in a second run unless given --workspan=same)";
 }
 
 bool IsRuntimeMetric(const std::string& name) {

@@ -20,7 +20,7 @@ using Json = nlohmann::ordered_json;
 
 constexpr const char* kNoWorkSpan =
     "has no work/span data; record it with `cilkprof run` on a program that uses the Cilk runtime "
-    "(work/span is on unless --no-workspan is given)";
+    "(work/span is measured unless --workspan=off or --no-workspan is given)";
 
 bool IsLibraryFunction(const std::string& name) {
   return name.rfind("cilk::", 0) == 0 || name.rfind("void cilk::", 0) == 0;
@@ -161,6 +161,8 @@ Result<WorkSpanFigures> WholeProgram(const profile::Profile& p) {
   f.incomplete = ws.incomplete();
   f.sites_dropped = ws.sites_dropped();
   f.regions_dropped = ws.regions_dropped();
+  f.separate_run_pid = ws.separate_run_pid();
+  f.separate_run_s = static_cast<double>(ws.separate_run_ns()) / 1e9;
   return f;
 }
 
@@ -299,9 +301,14 @@ std::string RenderWorkSpanText(const WorkSpanFigures& f) {
     if (l.size() < 32) l += std::string(32 - l.size(), ' ');
     return "  " + l + value + "\n";
   };
-  std::string out = "\nWork and span (instrumented; " + f.clock + " clock, " +
-                    std::to_string(f.computations) + " top-level computation" +
-                    (f.computations == 1 ? "" : "s") + ")\n";
+  std::string source = "instrumented";
+  if (f.separate_run_pid != 0) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f s", f.separate_run_s);
+    source = "a second, instrumented run: pid " + std::to_string(f.separate_run_pid) + ", " + seconds;
+  }
+  std::string out = "\nWork and span (" + source + "; " + f.clock + " clock, " + std::to_string(f.computations) +
+                    " top-level computation" + (f.computations == 1 ? "" : "s") + ")\n";
   out += row("Work :", Grouped(f.work) + unit);
   out += row("Span :", Grouped(f.span) + unit);
   out += row("Burdened span :", Grouped(f.burdened_span) + unit + " (burden " + Grouped(f.burden) + unit +
@@ -342,6 +349,9 @@ std::string AddWorkSpanToSummaryJson(const std::string& summary_json, const Work
   out["speedup"] = std::move(speedup);
   out["workspan_unit"] = f.unit;
   out["workspan_clock"] = f.clock;
+  // "separate": a second, instrumented run measured them; "same": the sampled run.
+  out["workspan_run"] = f.separate_run_pid != 0 ? "separate" : "same";
+  if (f.separate_run_pid != 0) out["workspan_run_seconds"] = f.separate_run_s;
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -49,6 +49,10 @@ struct WorkSpanFigures {
   std::vector<Speedup> speedup;  // P = 1, 2, 4, ..., 256
   bool incomplete = false;
   uint64_t sites_dropped = 0, regions_dropped = 0;
+  // A second, instrumented run measured them (WorkSpan.separate_run_pid; 0: the
+  // sampled run itself), and its wall-clock time in seconds.
+  uint32_t separate_run_pid = 0;
+  double separate_run_s = 0;
 };
 
 // The user function's frame of a work/span location (the innermost frame not in the
