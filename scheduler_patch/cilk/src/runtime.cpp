@@ -79,6 +79,10 @@ struct ShutdownAtExit {
     Worker* self = tls_worker;
     const bool from_pool_thread = self != nullptr && self->record.worker_id != 0;
     if (from_pool_thread || runtime->active_roots.load(std::memory_order_seq_cst) != 0) return;
+    // In a fork child the workers are the parent's threads. Joining their copies is
+    // not harmless: a thread the child started since (a preloaded profiler's) can reuse
+    // a dead worker's descriptor, and the join then waits for that thread for ever.
+    if (::getpid() != runtime->pid) return;
     for (Worker* worker : runtime->workers) {
       if (worker->thread.joinable()) worker->thread.join();
     }
@@ -88,6 +92,7 @@ struct ShutdownAtExit {
 Runtime* CreateRuntime() {
   auto* runtime = new Runtime();  // never freed: threads may outlive exit handlers
   runtime->config = ReadConfigFromEnvironment();
+  runtime->pid = ::getpid();
   runtime->nworkers = runtime->config.workers;
   runtime->force_steal = runtime->config.force_steal && runtime->nworkers >= 2;
   runtime->stacks.Init(runtime->config.stack_size, runtime->nworkers);

@@ -13,6 +13,8 @@
 #ifndef CILK_SRC_RUNTIME_HPP_
 #define CILK_SRC_RUNTIME_HPP_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -199,6 +201,7 @@ class StackPool {
 
 struct Runtime {
   Config config;
+  pid_t pid = 0;  // the process that started the workers (a fork child has none of them)
   uint32_t nworkers = 1;
   bool force_steal = false;  // config.force_steal with >= 2 workers: the mode is on
   std::vector<Worker*> workers;
