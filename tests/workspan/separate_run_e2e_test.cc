@@ -71,13 +71,14 @@ size_t Lines(const std::string& path) {
 TEST(SeparateRunE2E, DefaultRunsTheProgramTwiceAndJoinsWorkAndSpan) {
   TempDir dir;
   const std::string profile = dir.File("fib.cilkprof");
-  const ToolResult run = Shell("\"$RUN\" -o '" + profile + "' -- /bin/sh -c 'echo run >> " + dir.File("runs") +
-                               "; exec \"$0\" 24' \"$FIB\"");
+  // fib 27 at a 100 us period: tens of samples (fib 24 at 1 ms sometimes took none).
+  const ToolResult run = Shell("\"$RUN\" --period 100us -o '" + profile + "' -- /bin/sh -c 'echo run >> " +
+                               dir.File("runs") + "; exec \"$0\" 27' \"$FIB\"");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(Lines(dir.File("runs")), 2u) << "the program runs twice: sampled, then instrumented";
   // The second run's output is not shown: the program's output appears once.
-  EXPECT_EQ(run.out.find("fib: n=24"), run.out.rfind("fib: n=24")) << run.out;
-  EXPECT_NE(run.out.find("fib: n=24"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("fib: n=27"), run.out.rfind("fib: n=27")) << run.out;
+  EXPECT_NE(run.out.find("fib: n=27"), std::string::npos) << run.out;
   EXPECT_NE(run.err.find("Work and span (a second, instrumented run: pid "), std::string::npos) << run.err;
 
   const Json summary = Summary(profile);
@@ -86,7 +87,7 @@ TEST(SeparateRunE2E, DefaultRunsTheProgramTwiceAndJoinsWorkAndSpan) {
   EXPECT_GT(summary.value("samples", 0.0), 0);
   // The sampled run ran no tool code.
   EXPECT_EQ(summary["metrics"]["instrumentation"].value("total", 0.0), 0.0);
-  EXPECT_EQ(SpawnCount(profile), FibSpawns(24));
+  EXPECT_EQ(SpawnCount(profile), FibSpawns(27));
 }
 
 TEST(SeparateRunE2E, SameRunsOnceWithTheToolBesideTheSampler) {
