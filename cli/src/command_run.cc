@@ -336,6 +336,8 @@ int RunProgram(const RunArgs& args) {
     PrintRunSummary(written, *child, *naming, workspan_note, progress);
   } else {
     for (const std::string& problem : WriteProblems(written, *naming, true)) PrintError(problem);
+    // A warning, like the profile's own problems: -q silences the summary, not these.
+    if (!instrumented.problem.empty()) PrintError("work and span were not measured: " + instrumented.problem);
   }
   // The program's status comes first; when it succeeded, a profile that is not where
   // it was asked (written elsewhere, or lost) makes the run fail: scripts that read

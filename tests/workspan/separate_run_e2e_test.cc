@@ -182,6 +182,16 @@ TEST(SeparateRunE2E, AFailedSecondRunLeavesTheSampledProfileAndSaysWhy) {
   ASSERT_TRUE(summary.is_object());
   EXPECT_GT(summary.value("samples", 0.0), 0);
   EXPECT_FALSE(summary.contains("workspan_run"));
+
+  // -q silences the summary, not this.
+  const ToolResult quiet = Shell("\"$RUN\" -q --period 100us -o '" + dir.File("quiet.cilkprof") +
+                                 "' -- /bin/sh -c 'if [ -e " + mark + "2 ]; then echo out of disk space >&2; exit 4; "
+                                 "fi; touch " + mark + "2; exec \"$0\" 26' \"$FIB\"");
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_NE(quiet.err.find("cilkprof-run: work and span were not measured: the instrumented run (the second run of "
+                           "the program) exited with status 4"),
+            std::string::npos)
+      << quiet.err;
 }
 
 }  // namespace
