@@ -39,6 +39,19 @@ std::vector<profile::SourceFrame> SymbolizeOne(SymbolSource& symbols, const std:
   return frames;
 }
 
+// The data object at a lock's address (issue 14), as defensively as code: one frame.
+profile::SourceFrame SymbolizeDataOne(SymbolSource& symbols, const std::string& path,
+                                      const std::string& build_id, uint64_t offset) {
+  profile::SourceFrame frame;
+  try {
+    frame = symbols.SymbolizeData(path, build_id, offset);
+  } catch (const std::exception&) {
+    frame.Clear();
+  }
+  if (frame.function().empty()) frame.set_function("??");
+  return frame;
+}
+
 // Time the samples did not cover (issue 11; docs/AGENT.md, "Unsampled time"), summed
 // over the threads, with what the warnings need to name its causes.
 struct UnsampledTime {
@@ -145,6 +158,16 @@ void WarnAboutUnsampledTime(const wire::Hello& hello, const UnsampledTime& t, ui
   }
 }
 
+// Totals' lock fields (issue 14): sums of the threads' fields of the same names.
+void AddLockTotals(const wire::ThreadCounters& c, profile::Totals* totals) {
+  totals->set_lock_acquisitions(totals->lock_acquisitions() + c.lock_acquisitions());
+  totals->set_lock_contended(totals->lock_contended() + c.lock_contended());
+  totals->set_lock_wait_ns(totals->lock_wait_ns() + c.lock_wait_ns());
+  totals->set_lock_blame_ns(totals->lock_blame_ns() + c.lock_blame_ns());
+  totals->set_lock_unblamed_ns(totals->lock_unblamed_ns() + c.lock_unblamed_ns());
+  totals->set_lock_wait_open_ns(totals->lock_wait_open_ns() + c.lock_wait_open_ns());
+}
+
 void FillProcess(const wire::Hello& hello, profile::ProcessInfo* process) {
   process->set_pid(hello.pid());
   process->set_ppid(hello.ppid());
@@ -200,6 +223,22 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
 
   out.add_locations();  // locations[0] is unused
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> location_index;
+  // Lock objects (FRAME_LOCK nodes and Profile.locks) are data, symbolized as variables,
+  // in locations of their own: one per lock, shared by its nodes and its Lock entry.
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> data_location_index;
+  auto data_location = [&](uint32_t module, uint64_t offset) {
+    auto [it, inserted] = data_location_index.emplace(std::make_pair(module, offset),
+                                                      static_cast<uint32_t>(out.locations_size()));
+    if (inserted) {
+      profile::Location* location = out.add_locations();
+      location->set_module(module);
+      location->set_offset(offset);
+      *location->add_frames() =
+          module == 0 ? UnknownFrame(fmt::format("0x{:x}", offset))
+                      : SymbolizeDataOne(symbols, modules_[module].path, modules_[module].build_id, offset);
+    }
+    return it->second;
+  };
   out.mutable_nodes()->Reserve(static_cast<int>(nodes_.size()));
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const MergedNode& node = nodes_[i];
@@ -211,6 +250,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     size_t used = node.exclusive.size();
     while (used > 0 && node.exclusive[used - 1] == 0.0) --used;
     for (size_t m = 0; m < used; ++m) n->add_exclusive(node.exclusive[m]);
+    if (i != 0 && node.kind == wire::FRAME_LOCK) n->set_location(data_location(node.module, node.offset));
     if (i == 0 || node.kind != wire::FRAME_PC) continue;
     auto [it, inserted] = location_index.emplace(std::make_pair(node.module, node.offset),
                                                  static_cast<uint32_t>(out.locations_size()));
@@ -227,6 +267,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     }
     n->set_location(it->second);
   }
+  locks_.Build(data_location, &out);
   CountDeepStacks(out, out.mutable_totals());
   workspan_.Build(symbols, &out);  // the work/span call sites share the locations
   for (std::string& warning : symbols.Warnings()) process->add_warnings(std::move(warning));
@@ -255,6 +296,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     totals->set_deep_stack_frames_elided(totals->deep_stack_frames_elided() +
                                          state.counters.deep_stack_frames_elided());
     totals->set_deepest_stack(std::max(totals->deepest_stack(), state.counters.deepest_stack()));
+    AddLockTotals(state.counters, totals);
   }
   totals->set_connections_dropped(drop_reasons_.empty() ? 0 : 1);
   totals->set_unsampled_ns(unsampled.unsampled_ns);

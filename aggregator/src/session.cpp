@@ -17,6 +17,16 @@ std::string ThreadName(const wire::ThreadDelta& t) {
   return fmt::format("thread {} (tid {})", t.thread_index(), t.tid());
 }
 
+// The lock fields (issue 14), increments like the others.
+void AddLockCounters(const wire::ThreadCounters& in, wire::ThreadCounters* sum) {
+  sum->set_lock_acquisitions(sum->lock_acquisitions() + in.lock_acquisitions());
+  sum->set_lock_contended(sum->lock_contended() + in.lock_contended());
+  sum->set_lock_wait_ns(sum->lock_wait_ns() + in.lock_wait_ns());
+  sum->set_lock_blame_ns(sum->lock_blame_ns() + in.lock_blame_ns());
+  sum->set_lock_unblamed_ns(sum->lock_unblamed_ns() + in.lock_unblamed_ns());
+  sum->set_lock_wait_open_ns(sum->lock_wait_open_ns() + in.lock_wait_open_ns());
+}
+
 // Counters are increments: every field adds up.
 void AddThreadCounters(const wire::ThreadCounters& in, wire::ThreadCounters* sum) {
   sum->set_samples(sum->samples() + in.samples());
@@ -36,6 +46,7 @@ void AddThreadCounters(const wire::ThreadCounters& in, wire::ThreadCounters* sum
   sum->set_deep_stack_frames_elided(sum->deep_stack_frames_elided() + in.deep_stack_frames_elided());
   // The agent sends the growth of its maximum: the increments sum to it (wire.proto).
   sum->set_deepest_stack(sum->deepest_stack() + in.deepest_stack());
+  AddLockCounters(in, sum);
 }
 
 }  // namespace
@@ -139,10 +150,13 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
     return id == 0 || connection_modules_.count(id) > 0 || new_modules.count(id) > 0;
   };
 
+  CILKPROF_RETURN_IF_ERROR(LockTable::Validate(delta.locks(), module_known));
+
   const size_t metric_count = static_cast<size_t>(hello_.metrics_size());
   // Node ids this Delta introduces, per thread (a thread may appear more than once),
-  // with their parents' ids.
+  // with their parents' ids, and those of them that are FRAME_LOCK leaves.
   std::map<ThreadKey, std::unordered_map<uint32_t, uint32_t>> pending;
+  std::map<ThreadKey, std::unordered_set<uint32_t>> pending_locks;
   std::set<ThreadKey> exiting;
   for (const wire::ThreadDelta& thread : delta.threads()) {
     const ThreadKey key{thread.thread_index(), thread.tid()};
@@ -153,6 +167,7 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
                                        ThreadName(thread)));
     }
     std::unordered_map<uint32_t, uint32_t>& fresh = pending[key];
+    std::unordered_set<uint32_t>& fresh_locks = pending_locks[key];
     auto defined = [&](uint32_t id) {
       return id == 0 || fresh.count(id) > 0 || (state != nullptr && state->node_map.count(id) > 0);
     };
@@ -190,11 +205,25 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
                                          ThreadName(thread), node.id(), static_cast<int>(node.kind()),
                                          static_cast<int>(node.edge())));
       }
-      if (node.kind() == wire::FRAME_PC && !module_known(node.module_id())) {
+      if ((node.kind() == wire::FRAME_PC || node.kind() == wire::FRAME_LOCK) &&
+          !module_known(node.module_id())) {
         return Status::Error(fmt::format("{}: node {} refers to unknown load module {}",
                                          ThreadName(thread), node.id(), node.module_id()));
       }
+      // A lock is a leaf: the root, code and the partial-unwind and elided markers may
+      // hold one, another lock may not (wire.proto FRAME_LOCK).
+      const bool parent_is_lock =
+          node.parent() != 0 &&
+          (fresh_locks.count(node.parent()) > 0 ||
+           (fresh.count(node.parent()) == 0 &&
+            nodes_[state->node_map.at(node.parent())].kind == wire::FRAME_LOCK));
+      if (parent_is_lock) {
+        return Status::Error(fmt::format(
+            "{}: node {} has lock node {} as its parent (a FRAME_LOCK node is a leaf)",
+            ThreadName(thread), node.id(), node.parent()));
+      }
       fresh.emplace(node.id(), node.parent());
+      if (node.kind() == wire::FRAME_LOCK) fresh_locks.insert(node.id());
     }
     for (const wire::NodeMetrics& metrics : thread.metrics()) {
       if (!defined(metrics.node())) {
@@ -220,7 +249,8 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
 
 uint32_t Session::MergedChild(uint32_t parent, const wire::NewNode& node) {
   NodeKey key{parent, 0, 0, static_cast<int>(node.kind()), static_cast<int>(node.edge())};
-  if (node.kind() == wire::FRAME_PC) {
+  // A lock's address is module-relative like code (wire.proto FRAME_LOCK).
+  if (node.kind() == wire::FRAME_PC || node.kind() == wire::FRAME_LOCK) {
     key.module = node.module_id() == 0 ? 0 : connection_modules_.at(node.module_id());
     key.offset = node.offset();
   }
@@ -256,6 +286,7 @@ void Session::MergeDelta(const wire::Delta& delta) {
     if (inserted) modules_.push_back(ModuleIdentity{module.path(), module.build_id()});
     connection_modules_.emplace(module.id(), it->second);
   }
+  locks_.Merge(delta.locks(), [&](uint32_t id) { return connection_modules_.at(id); });
   for (const wire::ThreadDelta& thread : delta.threads()) {
     ThreadState& state = threads_[ThreadKey{thread.thread_index(), thread.tid()}];
     state.tid = thread.tid();
@@ -306,7 +337,7 @@ uint64_t Session::SampleCount() const {
 }
 
 bool Session::RecordedNothing() const {
-  if (!drop_reasons_.empty() || !workspan_.empty()) return false;
+  if (!drop_reasons_.empty() || !workspan_.empty() || !locks_.empty()) return false;
   for (const auto& [key, state] : threads_) {
     const wire::ThreadCounters& c = state.counters;
     if (c.samples() != 0 || c.idle_samples() != 0 || c.probe_samples() != 0 ||
@@ -390,7 +421,9 @@ Status Session::FoldExecPredecessor(const Session& earlier) {
     sum.set_unattributed_overhead(sum.unattributed_overhead() + in.unattributed_overhead());
     sum.set_probe_samples(sum.probe_samples() + in.probe_samples());
     sum.set_probe_partial(sum.probe_partial() + in.probe_partial());
+    AddLockCounters(in, &sum);
   }
+  locks_.Fold(earlier.locks_, module_map);
   if (workspan_.empty()) workspan_ = earlier.workspan_;
   // The runtime an earlier image attached to, unless this one names its own: the
   // process ran on it (BuildProfile reads goodbye_.runtime() with or without a Goodbye).

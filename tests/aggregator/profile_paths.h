@@ -10,17 +10,21 @@
 namespace cilkprof::aggregator::testing {
 
 // Path of node i: the innermost frame's function of each location from the root down,
-// joined by " > "; "<partial unwind>" for the marker; "spawn:" before spawned nodes.
+// joined by " > "; "<partial unwind>" and "<elided>" for the markers; "spawn:" before
+// spawned nodes; "lock:" before a lock object's name (FRAME_LOCK).
 inline std::string NodePath(const profile::Profile& p, int i) {
   if (i == 0) return "<root>";
   const profile::Node& node = p.nodes(i);
   std::string name;
   if (node.kind() == wire::FRAME_PARTIAL_UNWIND) {
     name = "<partial unwind>";
+  } else if (node.kind() == wire::FRAME_ELIDED) {
+    name = "<elided>";
   } else {
     const auto& frames = p.locations(static_cast<int>(node.location())).frames();
     name = frames.empty() ? "?" : frames.rbegin()->function();
   }
+  if (node.kind() == wire::FRAME_LOCK) name = "lock:" + name;
   if (node.edge() == wire::EDGE_SPAWN) name = "spawn:" + name;
   return NodePath(p, static_cast<int>(node.parent())) + " > " + name;
 }

@@ -88,6 +88,21 @@ inline void AddCounters(wire::ThreadDelta* t, uint64_t samples, uint64_t partial
   t->mutable_counters()->set_cpu_ns(cpu_ns);
 }
 
+// A lock's totals (issue 14) in a Delta.
+inline wire::LockDelta* AddLock(wire::Delta* d, uint32_t module, uint64_t offset, uint64_t wait_ns,
+                                uint64_t blame_ns = 0, uint64_t contended = 1,
+                                wire::LockKind kind = wire::LOCK_MUTEX, uint64_t timeouts = 0) {
+  wire::LockDelta* l = d->add_locks();
+  l->set_module_id(module);
+  l->set_offset(offset);
+  l->set_kind(kind);
+  l->set_contended(contended);
+  l->set_wait_ns(wait_ns);
+  l->set_blame_ns(blame_ns);
+  l->set_timeouts(timeouts);
+  return l;
+}
+
 // The frames of `messages`, without the stream's magic: to append to a stream.
 inline std::string FrameBytes(const std::vector<wire::AgentMessage>& messages) {
   std::string out;
@@ -124,6 +139,18 @@ class FakeSymbolSource final : public SymbolSource {
     frame.set_file("fake.cc");
     frame.set_line(static_cast<uint32_t>(offset & 0xffff));
     return {frame};
+  }
+  // Names every data address "data:<module basename>:0x<offset>" (not counted in calls).
+  profile::SourceFrame SymbolizeData(const std::string& module_path, const std::string&,
+                                     uint64_t offset) override {
+    profile::SourceFrame frame;
+    const size_t slash = module_path.rfind('/');
+    char hex[32];
+    snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(offset));
+    frame.set_function("data:" + module_path.substr(slash == std::string::npos ? 0 : slash + 1) + ":" + hex);
+    frame.set_file("fake_data.cc");
+    frame.set_line(static_cast<uint32_t>(offset & 0xff));
+    return frame;
   }
   std::vector<std::string> Warnings() const override { return {"fake symbolizer in use"}; }
 

@@ -7,11 +7,15 @@
 // (merged parent, module identity = path + build-id, offset, frame kind, edge kind):
 // the same call path in two threads is the same merged node, and every thread's
 // implicit root is the merged node 0, "<program root>". Metric increments and thread
-// counters are summed; nothing is ever replaced.
+// counters are summed; nothing is ever replaced. FRAME_LOCK nodes (issue 14: a lock
+// object, a leaf under the context that waited for it or released it) are keyed by the
+// lock's address like code, and the Deltas' per-lock totals (LockDelta) go to a
+// LockTable keyed the same way; both become one data location per lock.
 //
 // A Delta is applied all or nothing: it is validated completely (every node id new,
 // every parent, module and metric node known, values finite, vectors not longer than
-// the metric list) before any of it is merged. A message that breaks the protocol is
+// the metric list, no node under a FRAME_LOCK leaf, lock entries valid) before any of
+// it is merged. A message that breaks the protocol is
 // refused with a Status saying what was wrong; the session keeps everything merged
 // before it, and the caller drops the connection and still writes the profile.
 //
@@ -31,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "cilkprof/aggregator/lock_table.h"
 #include "cilkprof/aggregator/symbol_source.h"
 #include "cilkprof/aggregator/workspan_join.h"
 #include "cilkprof/common/status.h"
@@ -146,6 +151,7 @@ class Session {
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> node_index_;
   std::map<ThreadKey, ThreadState> threads_;
   WorkSpanJoin workspan_;  // the work/span call-site table (issue 5)
+  LockTable locks_;        // per-lock totals (issue 14)
   // The agent's last two flushes (Delta.flush_unix_ns, process_cpu_ns), for
   // UnflushedTailWarning.
   uint64_t last_flush_unix_ns_ = 0, last_flush_cpu_ns_ = 0;

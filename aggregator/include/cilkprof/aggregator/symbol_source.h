@@ -24,6 +24,14 @@ class SymbolSource {
   virtual std::vector<profile::SourceFrame> Symbolize(const std::string& module_path,
                                                       const std::string& build_id,
                                                       uint64_t offset) = 0;
+  // The data object at (module, offset) (issue 14: a lock's address in a module's .data
+  // or .bss): one frame whose function is the variable's name, demangled, with
+  // "+0x<n>" when the address lies n bytes inside it (a mutex member of a global
+  // struct), and its declaration's file and line when the debug information has them.
+  // The default, for sources that know no data symbols: "<module basename>+0x<offset>",
+  // the form of a module that cannot be read.
+  virtual profile::SourceFrame SymbolizeData(const std::string& module_path,
+                                             const std::string& build_id, uint64_t offset);
   // Problems the user should know about (a module missing or changed on disk).
   virtual std::vector<std::string> Warnings() const { return {}; }
 };
