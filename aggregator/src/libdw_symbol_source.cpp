@@ -14,6 +14,10 @@ class LibdwSymbolSource final : public SymbolSource {
                                               uint64_t offset) override {
     return symbolizer_.Symbolize(module_path, build_id, offset);
   }
+  profile::SourceFrame SymbolizeData(const std::string& module_path, const std::string& build_id,
+                                     uint64_t offset) override {
+    return symbolizer_.SymbolizeData(module_path, build_id, offset);
+  }
   std::vector<std::string> Warnings() const override { return symbolizer_.Warnings(); }
 
  private:

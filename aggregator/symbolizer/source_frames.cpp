@@ -8,16 +8,7 @@
 #include <string>
 
 namespace cilkprof::aggregator::symbolizer_internal {
-namespace {
 
-using ScopeArray = std::unique_ptr<Dwarf_Die, decltype(&std::free)>;
-
-bool IsFunction(Dwarf_Die* die) {
-  const int tag = dwarf_tag(die);
-  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
-}
-
-// DWARF file names are absolute or relative to the CU's DW_AT_comp_dir.
 std::string ResolvePath(Dwarf_Die* die, const char* file) {
   if (file == nullptr) return {};
   std::filesystem::path path(file);
@@ -31,6 +22,15 @@ std::string ResolvePath(Dwarf_Die* die, const char* file) {
     if (comp_dir != nullptr) path = std::filesystem::path(comp_dir) / path;
   }
   return path.lexically_normal().string();
+}
+
+namespace {
+
+using ScopeArray = std::unique_ptr<Dwarf_Die, decltype(&std::free)>;
+
+bool IsFunction(Dwarf_Die* die) {
+  const int tag = dwarf_tag(die);
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
 }
 
 uint32_t UnsignedAttribute(Dwarf_Die* die, unsigned int name) {

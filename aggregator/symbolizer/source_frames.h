@@ -1,6 +1,7 @@
 // Resolution of one code address of one module into source frames.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <elfutils/libdwfl.h>
@@ -10,6 +11,10 @@
 #include "function_names.h"
 
 namespace cilkprof::aggregator::symbolizer_internal {
+
+// A DWARF file name of `die`'s unit as a path: absolute names as they are, relative
+// ones under the unit's DW_AT_comp_dir; "" for null.
+std::string ResolvePath(Dwarf_Die* die, const char* file);
 
 // The source frames of the code at Dwfl address `address` of `module`, outermost
 // first, with profile.proto's SourceFrame semantics:

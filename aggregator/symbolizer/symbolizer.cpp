@@ -3,12 +3,14 @@
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "compile_unit_index.h"
+#include "data_objects.h"
 #include "function_names.h"
 #include "module_session.h"
 #include "source_frames.h"
@@ -46,6 +48,7 @@ struct Symbolizer::Impl {
     std::unique_ptr<ModuleSession> session;
     std::unique_ptr<symbolizer_internal::CompileUnitIndex> compile_units;
     std::unique_ptr<symbolizer_internal::FunctionNames> names;
+    std::unique_ptr<symbolizer_internal::DataObjects> data;  // made on the first data lookup
     std::unordered_map<uint64_t, std::vector<profile::SourceFrame>> frames;
   };
 
@@ -96,6 +99,17 @@ std::vector<profile::SourceFrame> Symbolizer::Symbolize(const std::string& modul
     cached = module.frames.emplace(offset, impl_->Resolve(module, module_path, offset)).first;
   }
   return cached->second;
+}
+
+profile::SourceFrame Symbolizer::SymbolizeData(const std::string& module_path,
+                                              const std::string& build_id, uint64_t offset) {
+  Impl::Module& module = impl_->Find(module_path, build_id);
+  if (module.session == nullptr) return NamedFrame(OffsetName(module_path, offset));
+  if (module.data == nullptr) {
+    module.data = std::make_unique<symbolizer_internal::DataObjects>(module.session->module());
+  }
+  std::optional<profile::SourceFrame> frame = module.data->At(offset + module.session->bias());
+  return frame ? *std::move(frame) : NamedFrame(OffsetName(module_path, offset));
 }
 
 std::vector<std::string> Symbolizer::Warnings() const { return impl_->warnings; }

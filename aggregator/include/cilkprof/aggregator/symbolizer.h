@@ -27,6 +27,13 @@ class Symbolizer {
                                               const std::string& build_id,
                                               uint64_t offset);
 
+  // The data object at ELF virtual address `offset` of the module (issue 14: a lock):
+  // one frame, see SymbolSource::SymbolizeData. Never fails: an address no object
+  // symbol holds, or a module that cannot be opened or no longer matches, yields
+  // "<module basename>+0x<offset>".
+  profile::SourceFrame SymbolizeData(const std::string& module_path, const std::string& build_id,
+                                     uint64_t offset);
+
   // One message per module that could not be symbolized properly (file missing or
   // unreadable, not ELF, build-id mismatch with the profiled program), in the order
   // the modules were first seen; each says what was wrong and what to do. Callers
