@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "cilkprof/aggregator/profile_io.h"
 
@@ -55,10 +56,22 @@ Status ValidateTables(const profile::Profile& p, size_t node_count) {
       return Status::Error(fmt::format("location {} has no source frame", i));
     }
   }
+  for (int i = 0; i < p.locks_size(); ++i) {
+    const profile::Lock& lock = p.locks(i);
+    if (lock.location() == 0 || lock.location() >= static_cast<uint32_t>(p.locations_size())) {
+      return Status::Error(fmt::format("lock {} refers to location {}, but there are only {}", i,
+                                       lock.location(), p.locations_size()));
+    }
+    if (!wire::LockKind_IsValid(lock.kind())) {
+      return Status::Error(fmt::format("lock {} has an unknown lock kind", i));
+    }
+  }
   return Status::Ok();
 }
 
-Status ValidateNode(const profile::Profile& p, int i, const profile::Node& node) {
+// `lock_nodes[j]`: node j (j < i) is a FRAME_LOCK node; the entry for node i is set here.
+Status ValidateNode(const profile::Profile& p, int i, const profile::Node& node,
+                    std::vector<bool>* lock_nodes) {
   const uint32_t metrics = static_cast<uint32_t>(p.metrics_size());
   if (i > 0 && node.parent() >= static_cast<uint32_t>(i)) {
     return Status::Error(fmt::format(
@@ -75,6 +88,15 @@ Status ValidateNode(const profile::Profile& p, int i, const profile::Node& node)
   if (i > 0 && node.kind() == wire::FRAME_PC && node.location() == 0) {
     return Status::Error(fmt::format("code node {} has no location", i));
   }
+  // A lock object (issue 14) is a leaf with the lock's location.
+  if (i > 0 && node.kind() == wire::FRAME_LOCK && node.location() == 0) {
+    return Status::Error(fmt::format("lock node {} has no location", i));
+  }
+  if (i > 0 && (*lock_nodes)[node.parent()]) {
+    return Status::Error(fmt::format("node {} has lock node {} as its parent (lock nodes are leaves)",
+                                     i, node.parent()));
+  }
+  (*lock_nodes)[static_cast<size_t>(i)] = i > 0 && node.kind() == wire::FRAME_LOCK;
   if (static_cast<uint32_t>(node.exclusive_size()) > metrics) {
     return Status::Error(fmt::format("node {} has {} metric values, but the profile defines {}",
                                      i, node.exclusive_size(), metrics));
@@ -89,8 +111,9 @@ Status ValidateNode(const profile::Profile& p, int i, const profile::Node& node)
 
 Status ValidateIndices(const profile::Profile& p) {
   if (Status tables = ValidateTables(p, static_cast<size_t>(p.nodes_size())); !tables.ok()) return tables;
+  std::vector<bool> lock_nodes(static_cast<size_t>(p.nodes_size()), false);
   for (int i = 0; i < p.nodes_size(); ++i) {
-    if (Status node = ValidateNode(p, i, p.nodes(i)); !node.ok()) return node;
+    if (Status node = ValidateNode(p, i, p.nodes(i), &lock_nodes); !node.ok()) return node;
   }
   return Status::Ok();
 }
@@ -426,8 +449,9 @@ Result<profile::Profile> ReadProfileFile(const std::string& path, const NodeCall
   if (Status status = ValidateTables(profile, node_count); !status.ok()) return damaged(status);
 
   // Pass 2: the nodes, one reused message at a time, checked against the tables.
+  std::vector<bool> lock_nodes(node_count, false);
   const Status nodes = for_each_node([&](int index, const profile::Node& node) {
-    if (Status status = ValidateNode(profile, index, node); !status.ok()) return damaged(status);
+    if (Status status = ValidateNode(profile, index, node, &lock_nodes); !status.ok()) return damaged(status);
     on_node(static_cast<uint32_t>(index), node);
     return Status::Ok();
   });

@@ -325,5 +325,58 @@ TEST(ProfileIoTest, BrokenIndicesAreRejected) {
   }
 }
 
+// A profile with lock blame (issue 14): a lock's data location shared by a FRAME_LOCK
+// leaf and its Profile.locks entry.
+profile::Profile LockProfile() {
+  profile::Profile p = SampleProfile();
+  auto* where = p.add_locations();  // location 3
+  where->set_module(1);
+  where->set_offset(0x4040);
+  where->add_frames()->set_function("g_queue_mutex");
+  auto* leaf = p.add_nodes();  // node 4, under node 2
+  leaf->set_parent(2);
+  leaf->set_kind(wire::FRAME_LOCK);
+  leaf->set_location(3);
+  auto* lock = p.add_locks();
+  lock->set_location(3);
+  lock->set_wait_ns(5);
+  return p;
+}
+
+TEST(ProfileIoTest, LocksRoundTripAndTheirIndicesAreChecked) {
+  {
+    auto read = DecodeProfileFile("locks.cilkprof", EncodeProfileFile(LockProfile()));
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*read, LockProfile()));
+  }
+  {
+    auto p = LockProfile();
+    p.mutable_locks(0)->set_location(4);
+    ExpectInconsistent(p, "lock 0 refers to location 4, but there are only 4");
+  }
+  {
+    auto p = LockProfile();
+    p.mutable_locks(0)->set_location(0);
+    ExpectInconsistent(p, "lock 0 refers to location 0");
+  }
+  {
+    auto p = LockProfile();
+    p.mutable_locks(0)->set_kind(static_cast<wire::LockKind>(9));
+    ExpectInconsistent(p, "lock 0 has an unknown lock kind");
+  }
+  {
+    auto p = LockProfile();
+    p.mutable_nodes(4)->set_location(0);
+    ExpectInconsistent(p, "lock node 4 has no location");
+  }
+  {
+    auto p = LockProfile();
+    auto* child = p.add_nodes();
+    child->set_parent(4);
+    child->set_location(1);
+    ExpectInconsistent(p, "node 5 has lock node 4 as its parent");
+  }
+}
+
 }  // namespace
 }  // namespace cilkprof::aggregator
