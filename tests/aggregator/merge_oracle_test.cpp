@@ -53,6 +53,11 @@ TEST_P(MergeOracleTest, WrittenProfilesMatchTheReferenceMerge) {
   EXPECT_EQ((*started)->connections_dropped(), 0u);
   ASSERT_EQ(written.size(), processes.size());
 
+  // The generator made lock objects and lock totals (issue 14) for this seed.
+  size_t lock_rows = 0;
+  for (const RandomProcess& process : processes) lock_rows += process.want.locks.size();
+  EXPECT_GT(lock_rows, 0u);
+
   for (const RandomProcess& process : processes) {
     SCOPED_TRACE("pid " + std::to_string(process.pid));
     const auto w = std::find_if(written.begin(), written.end(),
@@ -83,6 +88,26 @@ TEST_P(MergeOracleTest, WrittenProfilesMatchTheReferenceMerge) {
     EXPECT_EQ(p.totals().probe_partial(), totals.probe_partial);
     EXPECT_EQ(p.totals().connections_dropped(), 0u);
     EXPECT_EQ(w->totals.samples(), totals.samples);
+    EXPECT_EQ(p.totals().lock_acquisitions(), totals.lock_acquisitions);
+    EXPECT_EQ(p.totals().lock_contended(), totals.lock_contended);
+    EXPECT_EQ(p.totals().lock_wait_ns(), totals.lock_wait_ns);
+    EXPECT_EQ(p.totals().lock_blame_ns(), totals.lock_blame_ns);
+    EXPECT_EQ(p.totals().lock_unblamed_ns(), totals.lock_unblamed_ns);
+    EXPECT_EQ(p.totals().lock_wait_open_ns(), totals.lock_wait_open_ns);
+    // Locks: hottest first, one row per lock, and one location per lock shared with
+    // the FRAME_LOCK nodes of the same address.
+    std::map<std::pair<uint32_t, uint64_t>, uint32_t> lock_location;
+    for (int i = 0; i < p.locks_size(); ++i) {
+      if (i > 0) EXPECT_GE(p.locks(i - 1).wait_ns(), p.locks(i).wait_ns());
+      const profile::Location& where = p.locations(static_cast<int>(p.locks(i).location()));
+      EXPECT_TRUE(lock_location.emplace(std::make_pair(where.module(), where.offset()), p.locks(i).location()).second);
+    }
+    for (const profile::Node& node : p.nodes()) {
+      if (node.kind() != wire::FRAME_LOCK) continue;
+      const profile::Location& where = p.locations(static_cast<int>(node.location()));
+      auto it = lock_location.find({where.module(), where.offset()});
+      if (it != lock_location.end()) EXPECT_EQ(node.location(), it->second);
+    }
 
     // One profile per process: the last image, after the ones it exec'd through.
     EXPECT_EQ(p.process().executable(), process.executables.back());

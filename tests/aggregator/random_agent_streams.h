@@ -7,7 +7,9 @@
 // and images share contexts), with metric increments on random nodes (the root
 // included; value vectors of any length up to the metric count), partial-unwind
 // markers (with a garbage offset the aggregator must ignore), addresses outside every
-// module, modules announced under two ids, nodes announced again, thread counters.
+// module, modules announced under two ids, nodes announced again, thread counters,
+// lock objects (issue 14: FRAME_LOCK leaves, in modules or at absolute addresses, and
+// LockDelta totals, at most one per lock per Delta, with the lock counters).
 // Each thread's events are cut into Deltas at random points, a thread sometimes twice
 // in one Delta; some threads send their last delta as exited; a process's last image
 // sometimes ends without Goodbye.
@@ -65,6 +67,15 @@ class RandomStreams {
                                                           {"/opt/lib/plugin.so", "p-1"},
                                                           {"/opt/lib/plugin.so", "p-2"}};
 
+  // Lock objects: a few globals of the modules (one shared by two builds' paths) and
+  // two on the heap (module -1: an absolute address). Each lock's kind is its number % 3.
+  static constexpr uint32_t kLockCount = 6;
+  static std::pair<int, uint64_t> LockAddressOf(uint32_t lock) {
+    static const std::pair<int, uint64_t> kLocks[kLockCount] = {
+        {0, 0x4040}, {0, 0x4080}, {3, 0x2000}, {4, 0x2000}, {-1, 0x7f0000123000}, {-1, 0x7f0000123040}};
+    return kLocks[lock];
+  }
+
   struct Event {
     enum Type { kNode, kMetric, kAnnounceAgain } type;
     wire::NewNode node;     // kNode, kAnnounceAgain
@@ -107,7 +118,9 @@ class RandomStreams {
       std::vector<uint32_t> fresh(5000);
       for (uint32_t i = 0; i < fresh.size(); ++i) fresh[i] = i + 1;
       std::shuffle(fresh.begin(), fresh.end(), rng_);
-      std::vector<uint32_t> known{0};
+      std::vector<uint32_t> known{0};  // nodes that may have children
+      std::vector<uint32_t> targets{0};  // nodes that may carry metrics: known and locks
+      size_t used = 0;                 // of `fresh`
       std::map<uint32_t, AddressPath> path{{0, {}}};
       std::map<uint32_t, wire::NewNode> defined;
       want->AddContext({});
@@ -118,12 +131,26 @@ class RandomStreams {
           --nodes_left;
           event.type = Event::kNode;
           wire::NewNode& node = event.node;
-          node.set_id(fresh[known.size() - 1]);
+          node.set_id(fresh[used++]);
           node.set_parent(Pick(known));
           node.set_edge(Chance(0.25) ? wire::EDGE_SPAWN : wire::EDGE_CALL);
           PathStep step;
           step.edge = node.edge();
-          if (Chance(0.06)) {
+          bool leaf = false;
+          if (Chance(0.08)) {
+            // A lock object: a leaf, addressed like code.
+            leaf = true;
+            node.set_kind(wire::FRAME_LOCK);
+            step.kind = wire::FRAME_LOCK;
+            const auto [module, offset] = LockAddressOf(Uniform(0, kLockCount - 1));
+            node.set_offset(offset);
+            step.offset = offset;
+            if (module >= 0) {
+              node.set_module_id(Pick(ids_of[static_cast<size_t>(module)]));
+              step.module = kModules[static_cast<size_t>(module)].path;
+              step.build_id = kModules[static_cast<size_t>(module)].build_id;
+            }
+          } else if (Chance(0.06)) {
             node.set_kind(wire::FRAME_PARTIAL_UNWIND);
             node.set_offset(Uniform(0, 1000));  // meaningless for a marker
             step.kind = wire::FRAME_PARTIAL_UNWIND;
@@ -144,7 +171,8 @@ class RandomStreams {
           path[node.id()] = path[node.parent()];
           path[node.id()].push_back(step);
           want->AddContext(path[node.id()]);
-          known.push_back(node.id());
+          if (!leaf) known.push_back(node.id());
+          targets.push_back(node.id());
           defined[node.id()] = node;
         } else if (known.size() > 1 && Chance(0.03)) {
           event.type = Event::kAnnounceAgain;
@@ -154,7 +182,7 @@ class RandomStreams {
         } else {
           --metrics_left;
           event.type = Event::kMetric;
-          event.metric_node = Pick(known);
+          event.metric_node = Pick(targets);
           const uint32_t n = Uniform(0, kMetricCount);
           for (uint32_t v = 0; v < n; ++v) event.values.push_back(Value());
           want->AddValues(path[event.metric_node], event.values);
@@ -193,7 +221,9 @@ class RandomStreams {
               AddMetrics(td, e.metric_node, e.values);
             } else {
               *td->add_nodes() = e.node;
-              if (e.node.kind() == wire::FRAME_PC && e.node.module_id() != 0) needed.insert(e.node.module_id());
+              if (e.node.kind() != wire::FRAME_PARTIAL_UNWIND && e.node.module_id() != 0) {
+                needed.insert(e.node.module_id());
+              }
             }
           }
           wire::ThreadCounters* c = td->mutable_counters();
@@ -208,9 +238,36 @@ class RandomStreams {
           c->set_unattributed_overhead(Uniform(0, 2));
           c->set_probe_samples(Uniform(0, 3));
           c->set_probe_partial(Uniform(0, 1));
+          if (Chance(0.3)) {
+            c->set_lock_acquisitions(Uniform(0, 100));
+            c->set_lock_contended(Uniform(0, 10));
+            c->set_lock_wait_ns(Uniform(0, 9000000));
+            c->set_lock_blame_ns(Uniform(0, 5000000));
+            c->set_lock_unblamed_ns(Uniform(0, 4000000));
+            c->set_lock_wait_open_ns(Uniform(0, 1));
+          }
           want->threads[{t, tid_of(t)}].Add(*c);
           if (cursor[t] == events[t].size() && Chance(0.5)) td->set_exited(true);
         }
+      }
+      // Lock totals: some locks, each once at most.
+      for (uint32_t lock = 0; lock < kLockCount; ++lock) {
+        if (!Chance(0.15)) continue;
+        const auto [module, offset] = LockAddressOf(lock);
+        wire::LockDelta* entry = delta->add_locks();
+        entry->set_offset(offset);
+        entry->set_kind(static_cast<wire::LockKind>(lock % 3));
+        if (module >= 0) {
+          entry->set_module_id(Pick(ids_of[static_cast<size_t>(module)]));
+          needed.insert(entry->module_id());
+        }
+        entry->set_contended(Uniform(0, 50));
+        entry->set_wait_ns(Uniform(0, 90000000));
+        entry->set_blame_ns(Uniform(0, 90000000));
+        entry->set_timeouts(Uniform(0, 2));
+        const ModuleDef none;
+        const ModuleDef& def = module >= 0 ? kModules[static_cast<size_t>(module)] : none;
+        want->locks[{def.path, def.build_id, offset}].Add(*entry);
       }
       for (const auto& [id, m] : module_of) {
         const bool again = announced.count(id) > 0 && Chance(0.05);

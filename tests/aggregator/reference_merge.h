@@ -2,8 +2,9 @@
 // without the aggregator's Session. A calling context is named by its full address
 // path, each step (module path, build-id, offset, frame kind, edge kind) from the root;
 // the reference sums every metric increment into the vector of its context's path and
-// every thread counter into its (thread_index, tid). Nothing else: no node ids, no
-// module ids, no tree. The profile read back from disk is flattened the same way.
+// every thread counter into its (thread_index, tid), and every lock's totals (issue 14,
+// LockDelta) into its address (module path, build-id, offset). Nothing else: no node
+// ids, no module ids, no tree. The profile read back from disk is flattened the same way.
 #pragma once
 
 #include <cmath>
@@ -20,7 +21,8 @@
 
 namespace cilkprof::aggregator::testing {
 
-// One step of a path. A partial-unwind marker has no address: module, build-id and
+// One step of a path. A lock object (FRAME_LOCK) has its address like code. A
+// partial-unwind marker has no address: module, build-id and
 // offset are empty/0 whatever the agent sent. An address outside every module has
 // an empty module path and the absolute address as offset.
 struct PathStep {
@@ -38,7 +40,15 @@ struct CounterSums {
   uint64_t samples = 0, partial_unwinds = 0, dropped_reentrant = 0, dropped_no_memory = 0,
            cpu_ns = 0, idle_samples = 0, idle_ns = 0, overhead_samples = 0,
            unattributed_overhead = 0, probe_samples = 0, probe_partial = 0;
+  uint64_t lock_acquisitions = 0, lock_contended = 0, lock_wait_ns = 0, lock_blame_ns = 0,
+           lock_unblamed_ns = 0, lock_wait_open_ns = 0;
   void Add(const wire::ThreadCounters& c) {
+    lock_acquisitions += c.lock_acquisitions();
+    lock_contended += c.lock_contended();
+    lock_wait_ns += c.lock_wait_ns();
+    lock_blame_ns += c.lock_blame_ns();
+    lock_unblamed_ns += c.lock_unblamed_ns();
+    lock_wait_open_ns += c.lock_wait_open_ns();
     samples += c.samples();
     partial_unwinds += c.partial_unwinds();
     dropped_reentrant += c.dropped_reentrant();
@@ -54,11 +64,27 @@ struct CounterSums {
   auto operator<=>(const CounterSums&) const = default;
 };
 
+// One lock's totals (issue 14).
+struct LockSums {
+  int kind = 0;
+  uint64_t contended = 0, wait_ns = 0, blame_ns = 0, timeouts = 0;
+  void Add(const wire::LockDelta& l) {
+    kind = l.kind();
+    contended += l.contended();
+    wait_ns += l.wait_ns();
+    blame_ns += l.blame_ns();
+    timeouts += l.timeouts();
+  }
+  auto operator<=>(const LockSums&) const = default;
+};
+using LockAddress = std::tuple<std::string, std::string, uint64_t>;  // module path, build-id, offset
+
 // One process: what its profile must hold.
 struct ReferenceProfile {
   size_t metric_count = 0;
   std::map<AddressPath, std::vector<double>> exclusive;  // every context, even without values
   std::map<ThreadId, CounterSums> threads;
+  std::map<LockAddress, LockSums> locks;
 
   void AddContext(const AddressPath& path) {
     exclusive.emplace(path, std::vector<double>(metric_count, 0.0));
@@ -83,6 +109,12 @@ struct ReferenceProfile {
       c.set_unattributed_overhead(sums.unattributed_overhead);
       c.set_probe_samples(sums.probe_samples);
       c.set_probe_partial(sums.probe_partial);
+      c.set_lock_acquisitions(sums.lock_acquisitions);
+      c.set_lock_contended(sums.lock_contended);
+      c.set_lock_wait_ns(sums.lock_wait_ns);
+      c.set_lock_blame_ns(sums.lock_blame_ns);
+      c.set_lock_unblamed_ns(sums.lock_unblamed_ns);
+      c.set_lock_wait_open_ns(sums.lock_wait_open_ns);
       total.Add(c);
     }
     return total;
@@ -103,7 +135,7 @@ inline ReferenceProfile Flatten(const profile::Profile& p, size_t* duplicate_pat
       PathStep step;
       step.kind = node.kind();
       step.edge = node.edge();
-      if (node.kind() == wire::FRAME_PC) {
+      if (node.kind() == wire::FRAME_PC || node.kind() == wire::FRAME_LOCK) {
         const profile::Location& location = p.locations(static_cast<int>(node.location()));
         const profile::Module& module = p.modules(static_cast<int>(location.module()));
         step.module = module.path();
@@ -118,6 +150,16 @@ inline ReferenceProfile Flatten(const profile::Profile& p, size_t* duplicate_pat
   for (const profile::ThreadInfo& thread : p.threads()) {
     out.threads[{thread.thread_index(), thread.tid()}].Add(thread.counters());
   }
+  for (const profile::Lock& lock : p.locks()) {
+    const profile::Location& location = p.locations(static_cast<int>(lock.location()));
+    const profile::Module& module = p.modules(static_cast<int>(location.module()));
+    LockSums& sums = out.locks[{module.path(), module.build_id(), location.offset()}];
+    sums.kind = lock.kind();
+    sums.contended += lock.contended();
+    sums.wait_ns += lock.wait_ns();
+    sums.blame_ns += lock.blame_ns();
+    sums.timeouts += lock.timeouts();
+  }
   return out;
 }
 
@@ -125,7 +167,8 @@ inline std::string PathText(const AddressPath& path) {
   std::ostringstream out;
   out << "<root>";
   for (const PathStep& s : path) {
-    out << " > " << (s.kind == wire::FRAME_PARTIAL_UNWIND ? "<partial>" : s.module) << "+0x" << std::hex
+    out << " > " << (s.kind == wire::FRAME_LOCK ? "lock:" : "")
+        << (s.kind == wire::FRAME_PARTIAL_UNWIND ? "<partial>" : s.module) << "+0x" << std::hex
         << s.offset << std::dec << (s.edge == wire::EDGE_SPAWN ? " (spawn)" : "");
   }
   return out.str();
@@ -153,6 +196,10 @@ inline std::vector<std::string> Differences(const ReferenceProfile& got, const R
   }
   for (const auto& [path, values] : got.exclusive) {
     if (want.exclusive.count(path) == 0) out.push_back("unexpected context " + PathText(path));
+  }
+  if (got.locks != want.locks) {
+    out.push_back("lock totals differ (" + std::to_string(got.locks.size()) + " locks, expected " +
+                  std::to_string(want.locks.size()) + ")");
   }
   if (got.threads != want.threads) {
     out.push_back("thread counters differ (" + std::to_string(got.threads.size()) + " threads, expected " +
