@@ -116,6 +116,30 @@ wire::AgentMessage UnusualDelta() {
   return m;
 }
 
+// A Delta of lock blame (issue 14): FRAME_LOCK leaves under a waiter's and a holder's
+// contexts, a global lock and a heap lock, their LockDelta totals and lock counters.
+wire::AgentMessage LockDelta() {
+  wire::AgentMessage m;
+  wire::Delta* d = m.mutable_delta();
+  AddModule(d, 1, "/opt/bin/locks", "id-l");
+  wire::ThreadDelta* t = AddThread(d, 90, 0, "main");
+  AddNode(t, 1, 0, 1, 0x1100);
+  AddNode(t, 2, 1, 1, 0x4040, wire::EDGE_CALL, wire::FRAME_LOCK);
+  AddNode(t, 3, 1, 0, 0x7f0000123000, wire::EDGE_CALL, wire::FRAME_LOCK);
+  AddMetrics(t, 2, {0, 2500});
+  AddMetrics(t, 3, {0, 700});
+  AddCounters(t, 2, 0, 3000);
+  wire::ThreadCounters* c = t->mutable_counters();
+  c->set_lock_acquisitions(40);
+  c->set_lock_contended(3);
+  c->set_lock_wait_ns(3200);
+  c->set_lock_blame_ns(2000);
+  c->set_lock_unblamed_ns(1200);
+  AddLock(d, 1, 0x4040, 2500, 2000, 2);
+  AddLock(d, 0, 0x7f0000123000, 700, 0, 1, wire::LOCK_SPIN, 1);
+  return m;
+}
+
 // Streams that decode and merge completely, of several shapes.
 void WellFormedStreams(std::vector<std::pair<std::string, Messages>>* out) {
   out->push_back({"hello-only", {Hello(1)}});
@@ -126,6 +150,7 @@ void WellFormedStreams(std::vector<std::pair<std::string, Messages>>* out) {
   out->push_back({"exec-goodbye", {Hello(6), UnusualDelta(), Goodbye("exec")}});
   out->push_back({"signal-goodbye", {Hello(7), UnusualDelta(), Goodbye("signal 11 (SIGSEGV)")}});
   out->push_back({"unusual-delta", {Hello(8), UnusualDelta()}});
+  out->push_back({"lock-blame", {Hello(15), LockDelta(), Goodbye()}});
   // Two images of one process: the wire harness folds them as the server does.
   const auto before = SyntheticAgentStream(14, 8, 2, 2);
   Messages chain(before.begin(), before.end() - 1);
@@ -170,6 +195,16 @@ void WriteWire() {
   }
   Put("wire", "delta-before-hello", Frames({base[1], base[0]}));
   Put("wire", "two-hellos", Frames({Hello(13), Hello(13)}));
+  // The lock rules (issue 14), each broken once.
+  wire::AgentMessage lock_with_child = LockDelta();
+  AddNode(lock_with_child.mutable_delta()->mutable_threads(0), 4, 2, 1, 0x1200);
+  Put("wire", "lock-with-child", Frames({Hello(16), lock_with_child}));
+  wire::AgentMessage lock_twice = LockDelta();
+  AddLock(lock_twice.mutable_delta(), 1, 0x4040, 1);
+  Put("wire", "lock-entry-twice", Frames({Hello(17), lock_twice}));
+  wire::AgentMessage lock_kind = LockDelta();
+  lock_kind.mutable_delta()->mutable_locks(0)->set_kind(static_cast<wire::LockKind>(7));
+  Put("wire", "lock-unknown-kind", Frames({Hello(18), lock_kind}));
 }
 
 void WriteSpill(const std::vector<fs::path>& real) {
@@ -192,6 +227,7 @@ void WriteSpill(const std::vector<fs::path>& real) {
   Put("spill", "synthetic-killed", Frames(SyntheticAgentStream(31, 6, 4, 2, false)));
   Put("spill", "synthetic-legacy", Legacy(SyntheticAgentStream(32, 7, 3, 2)));
   Put("spill", "unusual", Frames({Hello(33), UnusualDelta(), Goodbye()}));
+  Put("spill", "lock-blame", Frames({Hello(35), LockDelta(), Goodbye()}));
   Put("spill", "empty", "");
   Put("spill", "no-hello", Frames({Goodbye()}));
   std::string damaged_hello = Frames({Hello(34), Goodbye()});
@@ -217,7 +253,7 @@ std::string WithHeader(const std::string& payload, uint32_t version = kProfileFo
 void WriteProfiles() {
   std::vector<std::pair<std::string, Messages>> streams;
   WellFormedStreams(&streams);
-  profile::Profile sample;
+  profile::Profile sample, locks;
   for (const auto& [name, messages] : streams) {
     Session session;
     for (const auto& m : messages) {
@@ -227,6 +263,7 @@ void WriteProfiles() {
     profile::Profile p = session.BuildProfile(symbols, 1);
     PutProfile(name, EncodeProfileFile(p));
     if (name == "three-threads") sample = p;
+    if (name == "lock-blame") locks = p;
   }
   const std::string good = EncodeProfileFile(sample);
   PutProfile("empty", "");
@@ -261,6 +298,22 @@ void WriteProfiles() {
   });
   broken("nan-value", [](profile::Profile* p) { p->mutable_nodes(1)->add_exclusive(0.0 / 0.0); });
   broken("payload-version-0", [](profile::Profile* p) { p->set_format_version(0); });
+  // The lock rules (issue 14).
+  auto broken_locks = [&](const std::string& name, auto edit) {
+    profile::Profile p = locks;
+    edit(&p);
+    PutProfile(name, WithHeader(p.SerializeAsString()));
+  };
+  broken_locks("lock-location-out-of-range", [](profile::Profile* p) { p->mutable_locks(0)->set_location(1000); });
+  broken_locks("lock-node-with-child", [](profile::Profile* p) {
+    for (int i = 1; i < p->nodes_size(); ++i) {
+      if (p->nodes(i).kind() != wire::FRAME_LOCK) continue;
+      profile::Node* child = p->add_nodes();
+      child->set_parent(static_cast<uint32_t>(i));
+      child->set_location(p->nodes(1).location());
+      return;
+    }
+  });
 }
 
 }  // namespace
