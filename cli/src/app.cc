@@ -145,20 +145,22 @@ int Dispatch(int argc, char** argv, Entry entry) {
     AddRunOptions(*run, run_args, frequency);
     freq_option = run->get_option("--freq");
 
-    view = app.add_subcommand("view", "Show a profile: top-down (calling contexts), bottom-up (callers), flat");
-    view->add_option("view", view_args.kind, "top-down, bottom-up, flat, callsites or strands")
+    view = app.add_subcommand("view", "Show a profile: top-down (calling contexts), bottom-up (callers), flat, locks");
+    view->add_option("view", view_args.kind, "top-down, bottom-up, flat, callsites, strands or locks")
         ->required()
-        ->check(CLI::IsMember({"top-down", "bottom-up", "flat", "callsites", "strands"}));
+        ->check(CLI::IsMember({"top-down", "bottom-up", "flat", "callsites", "strands", "locks"}));
     view->add_option("--sort", view_args.sort,
                      "callsites: sort by COLUMN (work_on_work, span_on_span, parallelism, count, caller, ...); "
                      "strands: work, span, count, function, start, end");
     view->add_option("profile", view_args.profile, "Profile file (.cilkprof)")->required();
     depth_option = view->add_option("--depth", depth, "Show N levels below the root");
     threshold_option = view->add_option("--threshold", threshold,
-                                        "Hide rows below PCT percent of the program total (by the sort metric); "
-                                        "text default 0.5, json and csv default 0 (every row)")
+                                        "Hide rows below PCT percent of the program total (by the sort metric; locks: "
+                                        "of all locks' wait); text default 0.5, json and csv default 0 (every row)")
                            ->check(CLI::Range(0.0, 100.0));
-    view->add_option("--focus", view_args.focus, "Root the view at FUNCTION (all its contexts merged)");
+    view->add_option("--focus", view_args.focus,
+                     "Root the view at FUNCTION (all its contexts merged); locks: only the locks whose name or a "
+                     "holder or waiter context matches REGEX");
     view->add_flag("--hot-path", view_args.hot_path, "Expand only while a child holds at least half of its parent");
     view->add_option("--metric", view_args.metric, "Metric to sort and threshold by (default: work)");
     view->add_option("--format", view_args.format, "text, json or csv")

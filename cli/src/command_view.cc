@@ -1,4 +1,5 @@
-// `cilkprof view top-down|bottom-up|flat PROFILE`: builds the compact tree once, then
+// `cilkprof view top-down|bottom-up|flat PROFILE` (callsites, strands and locks are
+// tables of their own: command_callsites.cc, command_locks.cc): builds the compact tree once, then
 // streams the rows the options select to standard output (docs/USER_GUIDE.md).
 #include <cstdio>
 #include <optional>
@@ -22,6 +23,7 @@ views::BuildOptions BuildOptionsOf(const std::string& inline_mode) {
 int RunView(const ViewArgs& args) {
   if (args.kind == "callsites") return RunCallSitesView(args);
   if (args.kind == "strands") return RunStrandsView(args);
+  if (args.kind == "locks") return RunLocksView(args);
   Progress progress;
   std::optional<AnalysisInput> input = LoadForAnalysis(args.profile, progress);
   if (!input) return kExitFailure;
@@ -36,7 +38,9 @@ int RunView(const ViewArgs& args) {
     kind = views::ViewKind::kFlat;
     options.sort_key = views::SortKey::kExclusive;
   }
-  const views::BuildOptions build = BuildOptionsOf(args.inline_mode);
+  views::BuildOptions build = BuildOptionsOf(args.inline_mode);
+  // Bottom-up rows are functions: a "[lock X]" leaf's values are its lock call's.
+  if (kind == views::ViewKind::kBottomUp) build.lock_mode = views::LockMode::kFoldIntoCaller;
   // The tree a view walks: top-down (bottom-up expands from it) or flat.
   views::RowTree tree =
       kind == views::ViewKind::kFlat ? views::BuildFlat(input->profile, input->nodes, build)

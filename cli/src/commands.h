@@ -39,7 +39,7 @@ void DieBySignalOnExit(int signal);
 inline constexpr double kDefaultTextThreshold = 0.5;
 
 struct ViewArgs {
-  std::string kind;     // top-down, bottom-up, flat
+  std::string kind;     // top-down, bottom-up, flat, callsites, strands, locks
   std::string profile;
   std::optional<uint32_t> depth;
   std::optional<double> threshold_percent;  // none: kDefaultTextThreshold for text, 0 otherwise
@@ -55,6 +55,7 @@ int RunView(const ViewArgs& args);
 views::BuildOptions BuildOptionsOf(const std::string& inline_mode);
 int RunCallSitesView(const ViewArgs& args);  // `view callsites` (command_callsites.cc)
 int RunStrandsView(const ViewArgs& args);    // `view strands` (command_callsites.cc)
+int RunLocksView(const ViewArgs& args);      // `view locks` (command_locks.cc)
 
 struct SummaryArgs {
   std::string profile;

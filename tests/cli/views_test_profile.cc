@@ -150,4 +150,71 @@ profile::Profile BlameProfile() {
   return p;
 }
 
+profile::Profile LockProfile() {
+  profile::Profile p = Skeleton();
+  p.clear_metrics();
+  for (const char* name : {"samples", "work", "idleness", "overhead", "lock_wait", "lock_blame"}) {
+    auto* metric = p.add_metrics();
+    metric->set_name(name);
+    metric->set_unit(name == std::string("samples") ? "count" : "ns");
+  }
+  p.add_modules()->set_path("/lib/x86_64-linux-gnu/libc.so.6");  // 3
+  // Values in ms: work, idleness, overhead, lock_wait, lock_blame.
+  auto node = [&](uint32_t parent, uint32_t location, std::initializer_list<double> ms,
+                  wire::FrameKind kind = wire::FRAME_PC) {
+    const uint32_t n = AddNode(p, parent, location, 0, 0, wire::EDGE_CALL, kind);
+    auto* values = p.mutable_nodes(static_cast<int>(n))->mutable_exclusive();
+    values->Clear();
+    values->Add(ms.size() > 0 ? 1 : 0);
+    for (double v : ms) values->Add(v * 1e6);
+    return n;
+  };
+  const uint32_t main10 = AddLocation(p, 1, 0x100, {{"main", "prog.cc", 10, "prog.cc", 8, false}});
+  const uint32_t worker31 = AddLocation(p, 1, 0x300, {{"worker(int)", "prog.cc", 31, "prog.cc", 29, false}});
+  const uint32_t worker32 = AddLocation(p, 1, 0x308, {{"worker(int)", "prog.cc", 32, "prog.cc", 29, false}});
+  const uint32_t hold22 = AddLocation(p, 1, 0x200, {{"hold_long()", "prog.cc", 22, "prog.cc", 19, false},
+                                                    {"std::mutex::unlock()", "std_mutex.h", 118, "std_mutex.h", 116, true}});
+  const uint32_t wait41 = AddLocation(p, 1, 0x400, {{"wait_here()", "prog.cc", 41, "prog.cc", 39, false},
+                                                    {"std::mutex::lock()", "std_mutex.h", 100, "std_mutex.h", 98, true}});
+  const uint32_t libc_lock = AddLocation(p, 3, 0x9000, {{"pthread_mutex_lock", "", 0, "", 0, false}});
+  const uint32_t g_mutex = AddLocation(p, 1, 0x4040, {{"g_mutex", "prog.cc", 5, "", 0, false}});
+  const uint32_t heap_lock = AddLocation(p, 0, 0x7f0000001000, {{"??", "", 0, "", 0, false}});
+
+  const uint32_t main_node = node(0, main10, {10, 0, 0, 0, 0});
+  const uint32_t worker = node(main_node, worker31, {100, 20, 15, 0, 0});
+  const uint32_t hold = node(worker, hold22, {50, 0, 0, 0, 0});
+  node(hold, g_mutex, {0, 0, 0, 0, 60}, wire::FRAME_LOCK);
+  const uint32_t wait = node(worker, wait41, {5, 0, 0, 0, 0});
+  const uint32_t libc = node(wait, libc_lock, {});
+  node(libc, g_mutex, {0, 0, 0, 80, 0}, wire::FRAME_LOCK);
+  const uint32_t worker_heap = node(main_node, worker32, {});
+  node(worker_heap, heap_lock, {0, 0, 0, 20, 0}, wire::FRAME_LOCK);
+  node(main_node, heap_lock, {0, 0, 0, 0, 15}, wire::FRAME_LOCK);
+
+  auto* lock = p.add_locks();
+  lock->set_location(g_mutex);
+  lock->set_kind(wire::LOCK_MUTEX);
+  lock->set_contended(40);
+  lock->set_wait_ns(80'000'000);
+  lock->set_blame_ns(60'000'000);
+  lock = p.add_locks();
+  lock->set_location(heap_lock);
+  lock->set_kind(wire::LOCK_SPIN);
+  lock->set_contended(10);
+  lock->set_wait_ns(20'000'000);
+  lock->set_blame_ns(15'000'000);
+  lock->set_timeouts(2);
+
+  p.add_threads()->set_tid(42);
+  p.add_threads()->set_tid(43);
+  auto* totals = p.mutable_totals();
+  totals->set_samples(300);
+  totals->set_lock_acquisitions(1000);
+  totals->set_lock_contended(50);
+  totals->set_lock_wait_ns(100'000'000);
+  totals->set_lock_blame_ns(75'000'000);
+  totals->set_lock_unblamed_ns(25'000'000);
+  return p;
+}
+
 }  // namespace cilkprof::views::testing

@@ -38,4 +38,24 @@ namespace cilkprof::views::testing {
 // coarsen); idle workers measured 31 ms in 7 samples (--clock cpu).
 profile::Profile BlameProfile();
 
+// A profile with lock blame (issue 14). Metrics samples, work, idleness, overhead,
+// lock_wait, lock_blame (ms):
+//   main@10                                          work 10
+//   main > worker@31                                 work 100, idleness 20, overhead 15
+//   main > worker > hold_long@22{inlined std::mutex::unlock()}
+//                                                    work 50
+//     > [lock g_mutex]                               lock_blame 60
+//   main > worker > wait_here@41{inlined std::mutex::lock()}
+//                                                    work 5
+//     > pthread_mutex_lock [libc.so.6]
+//       > [lock g_mutex]                             lock_wait 80
+//   main > worker@32 > [lock 0x7f0000001000]         lock_wait 20 (a heap spinlock)
+//   main@10 > [lock 0x7f0000001000]                  lock_blame 15
+// Profile.locks: g_mutex (prog.cc:5, mutex): 40 contended, wait 80, blame 60;
+// the heap spinlock: 10 contended, wait 20, blame 15, 2 timeouts. Totals: 1000
+// acquisitions, 50 contended, wait 100, blame 75, unblamed 25, open 0.
+// Effort 300 = work 165 + idleness 20 + overhead 15 + lock_wait 100: lock waits are
+// 33.3% of it.
+profile::Profile LockProfile();
+
 }  // namespace cilkprof::views::testing

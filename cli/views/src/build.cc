@@ -2,9 +2,11 @@
 #include "cilkprof/views/build.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "cilkprof/views/callsite_columns.h"
+#include "cilkprof/views/locks.h"
 
 namespace cilkprof::views {
 namespace {
@@ -117,6 +119,19 @@ RowTree BuildTopDown(const profile::Profile& profile, const ProfileNodes& nodes,
   const FrameLabel partial{labels.Intern(RowKind::kPartialUnwind, kPartialUnwindName, "", 0, ""), false};
   const FrameLabel elided{labels.Intern(RowKind::kElidedFrames, kElidedFramesName, "", 0, ""), false};
   const FrameLabel unknown{labels.Intern(RowKind::kContext, "??", "", 0, ""), false};
+  const bool fold_locks = options.lock_mode == LockMode::kFoldIntoCaller;
+  // The "[lock NAME]" label of each lock location, computed once (0: not yet).
+  std::vector<LabelId> lock_labels(location_labels.size(), 0);
+  auto lock_label = [&](uint32_t location) {
+    if (location >= lock_labels.size()) location = 0;
+    LabelId& label = lock_labels[location];
+    if (label != 0) return label;
+    const LockIdentity lock = LockIdentityOf(profile, location);
+    const std::string module =
+        location == 0 ? "" : ModulePath(profile, profile.locations(static_cast<int>(location)).module());
+    label = labels.Intern(RowKind::kLock, LockRowName(lock.name), lock.file, lock.line, module);
+    return label;
+  };
 
   // The call sites of each address node go to the row of its outermost frame (for a
   // spawned strand, the "[spawn] f" row).
@@ -127,6 +142,13 @@ RowTree BuildTopDown(const profile::Profile& profile, const ProfileNodes& nodes,
   builder.AddExclusive(0, values.Exclusive(0));
   for (uint32_t i = 1; i < node_count; ++i) {
     uint32_t row = row_of[nodes.parent(i)];
+    if (nodes.lock(i)) {
+      // A leaf under the lock call, or its values given to that call's row.
+      if (!fold_locks) row = builder.FindOrAdd(row, lock_label(nodes.location(i)), Edge::kCall, false);
+      row_of[i] = row;
+      builder.AddExclusive(row, values.Exclusive(i));
+      continue;
+    }
     const FrameLabel* first = nullptr;
     size_t count = 1;
     if (nodes.partial_unwind(i)) {
@@ -209,8 +231,13 @@ RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, co
   // The rows of every frame of a location, outermost first; computed once per location.
   std::vector<std::vector<uint32_t>> location_rows(static_cast<size_t>(std::max(profile.locations_size(), 1)));
   std::vector<uint32_t> partial_rows, elided_rows, unknown_rows;
-  auto rows_of_node = [&](size_t n) -> const std::vector<uint32_t>& {
+  const std::vector<uint32_t> root_rows;
+  std::function<const std::vector<uint32_t>&(size_t)> rows_of_node = [&](size_t n) -> const std::vector<uint32_t>& {
     const auto node = static_cast<uint32_t>(n);
+    // A lock node is not there: its rows are its parent's (the lock call's), which are
+    // on the path already, so it adds to their exclusive values only.
+    if (nodes.lock(node)) return node == 0 ? root_rows : rows_of_node(nodes.parent(node));
+    if (node == 0) return root_rows;
     if (nodes.partial_unwind(node)) {
       if (partial_rows.empty()) {
         partial_rows.push_back(builder.FindOrAdd(0, labels.Intern(RowKind::kPartialUnwind, kPartialUnwindName, "", 0, ""),
@@ -292,9 +319,11 @@ RowTree BuildFlat(const profile::Profile& profile, const ProfileNodes& nodes, co
     site_rows.erase(std::unique(site_rows.begin(), site_rows.end()), site_rows.end());
     for (uint32_t r : site_rows) ++site_active[r];
     const double* exclusive = values.Exclusive(n);
-    // The innermost frame's rows (the last four, or the one marker row) take the exclusive value.
+    // The innermost frame's rows (the last four, or the one marker row) take the exclusive
+    // value; a lock directly under the root gives it to the root.
     const size_t innermost = rows.size() >= 4 ? rows.size() - 4 : 0;
     for (size_t k = innermost; k < rows.size(); ++k) builder.AddExclusive(rows[k], exclusive);
+    if (rows.empty()) builder.AddExclusive(0, exclusive);
     for (uint32_t r : rows) {
       if (active[r]++ == 0) builder.AddInclusive(r, incl);
     }

@@ -96,7 +96,8 @@ NodeSites JoinCallSitesToNodes(const profile::Profile& p, const ProfileNodes& no
     // point for a spawned strand, else the call instruction of the call it is in.
     const size_t parent = nodes.parent(n);
     int address = -1;
-    if (parent != 0 && nodes.code(parent)) {
+    // A lock leaf is no callee: the call sites of its parent's address are not its.
+    if (parent != 0 && nodes.code(parent) && !nodes.lock(n)) {
       const uint32_t location = nodes.location(parent);
       if (location != 0 && location < location_count) address = location_address[location];
     }

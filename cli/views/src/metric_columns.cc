@@ -1,6 +1,7 @@
 #include "cilkprof/views/metric_columns.h"
 
 #include "cilkprof/views/blame_metrics.h"
+#include "cilkprof/views/locks.h"
 
 namespace cilkprof::views {
 
@@ -22,7 +23,13 @@ MetricColumns MetricColumns::Of(std::vector<MetricInfo> stored) {
     m.work_ = work;
     m.idleness_ = idleness;
     m.overhead_ = overhead;
-    m.columns_.push_back({kEffortMetric, "ns", "work + idleness + overhead (HPCToolkit's total effort)"});
+    // A thread waiting for a lock is neither working nor idle (issue 14): its wait is
+    // effort too, when the profile measured it.
+    const size_t lock_wait = m.Find(kLockWaitMetric);
+    if (lock_wait < m.stored_) m.lock_wait_ = lock_wait;
+    m.columns_.push_back({kEffortMetric, "ns",
+                          lock_wait < m.stored_ ? "work + idleness + overhead + lock_wait (HPCToolkit's total effort)"
+                                                : "work + idleness + overhead (HPCToolkit's total effort)"});
     m.columns_.push_back({kIdlenessPercentMetric, "%", "idleness as a percentage of effort"});
     m.columns_.push_back({kOverheadPercentMetric, "%", "overhead as a percentage of effort"});
   }
@@ -32,7 +39,8 @@ MetricColumns MetricColumns::Of(std::vector<MetricInfo> stored) {
 void MetricColumns::Expand(const double* stored, double* all) const {
   for (size_t m = 0; m < stored_; ++m) all[m] = stored[m];
   if (!blame_) return;
-  const double effort = stored[work_] + stored[idleness_] + stored[overhead_];
+  const double effort = stored[work_] + stored[idleness_] + stored[overhead_] +
+                        (lock_wait_ != SIZE_MAX ? stored[lock_wait_] : 0.0);
   all[stored_] = effort;
   all[stored_ + 1] = effort > 0 ? 100.0 * stored[idleness_] / effort : 0.0;
   all[stored_ + 2] = effort > 0 ? 100.0 * stored[overhead_] / effort : 0.0;

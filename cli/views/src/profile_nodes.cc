@@ -16,6 +16,7 @@ void ProfileNodes::Add(const profile::Node& node) {
   location_.push_back(node.location());
   flags_.push_back(static_cast<uint8_t>((node.kind() == wire::FRAME_PARTIAL_UNWIND ? kPartialFlag : 0) |
                                         (node.kind() == wire::FRAME_ELIDED ? kElidedFlag : 0) |
+                                        (node.kind() == wire::FRAME_LOCK ? kLockFlag : 0) |
                                         (node.edge() == wire::EDGE_SPAWN ? kSpawnFlag : 0)));
   const auto& values = node.exclusive();
   // Trailing zeros are not kept; a node without any value keeps nothing.

@@ -183,6 +183,53 @@ std::string DeepStackWarning(const ProfileSummary& s, const std::string& unwind_
   return text;
 }
 
+// Lock contention: the exact totals, lock_wait's share of effort, the worst lock and
+// the context that held it up most.
+LockSummary SummarizeLocks(const profile::Profile& profile, const ProfileNodes& nodes, const MetricColumns& metrics,
+                           const std::vector<double>& total) {
+  LockSummary out;
+  const auto& t = profile.totals();
+  if (profile.locks_size() == 0 && t.lock_wait_ns() == 0) return out;
+  out.present = true;
+  out.wait_ns = static_cast<double>(t.lock_wait_ns());
+  out.blame_ns = static_cast<double>(t.lock_blame_ns());
+  out.unblamed_ns = static_cast<double>(t.lock_unblamed_ns());
+  out.open_ns = static_cast<double>(t.lock_wait_open_ns());
+  out.acquisitions = t.lock_acquisitions();
+  out.contended = t.lock_contended();
+  const size_t lock_wait = metrics.Find(kLockWaitMetric), effort = metrics.Find(kEffortMetric),
+               work = metrics.Find("work");
+  const double waited = lock_wait < metrics.stored() ? total[lock_wait] : 0.0;
+  double denominator = effort < metrics.size() ? total[effort] : waited + (work < metrics.stored() ? total[work] : 0);
+  out.effort_percent = denominator > 0 ? 100.0 * waited / denominator : 0.0;
+  auto rows = LockRows(profile, nodes);
+  if (!rows.ok() || rows->empty()) return out;
+  out.locks = rows->size();
+  const LockRow& worst = rows->front();
+  out.has_worst = true;
+  out.worst_lock = worst.identity.name;
+  out.worst_lock_file = worst.file;
+  out.worst_lock_line = worst.line;
+  out.worst_lock_kind = worst.kind;
+  out.worst_lock_wait_ns = worst.wait_ns;
+  if (!worst.holders.empty()) {
+    out.has_holder = true;
+    out.worst_holder = worst.holders.front();
+  }
+  if (out.has_holder && out.effort_percent >= kHighLockWaitPercent) {
+    const LockContext& h = out.worst_holder;
+    out.interpretation = "shrink or split the critical section at " + h.function +
+                         (h.file.empty() ? "" : " (" + h.file.substr(h.file.rfind('/') + 1) + ":" +
+                                                    std::to_string(h.line) + ")");
+  }
+  return out;
+}
+
+std::string Place(const std::string& file, uint32_t line) {
+  if (file.empty()) return "";
+  return " (" + file.substr(file.rfind('/') + 1) + ":" + (line ? std::to_string(line) : std::string("?")) + ")";
+}
+
 }  // namespace
 
 ProfileSummary Summarize(const profile::Profile& profile, const std::string& profile_path, size_t top,
@@ -213,7 +260,11 @@ ProfileSummary Summarize(const profile::Profile& profile, const ProfileNodes& no
   summary.deep_stack_frames_elided = totals.deep_stack_frames_elided();
   summary.deepest_stack = totals.deepest_stack();
 
-  const RowTree top_down = BuildTopDown(profile, nodes, options);
+  // Functions rank with their lock calls' wait and blame as their own (a "[lock X]"
+  // leaf is no function).
+  BuildOptions folded = options;
+  folded.lock_mode = LockMode::kFoldIntoCaller;
+  const RowTree top_down = BuildTopDown(profile, nodes, folded);
   const MetricColumns& metrics = top_down.metrics();
   std::vector<double> stored = top_down.context().program_total;
   stored.resize(metrics.stored(), 0.0);
@@ -253,6 +304,7 @@ ProfileSummary Summarize(const profile::Profile& profile, const ProfileNodes& no
 
   SummarizeBlame(profile, metrics, total, functions, labels, top, &summary.blame);
   summary.instrumentation = SummarizeInstrumentation(profile, metrics, total);
+  summary.locks = SummarizeLocks(profile, nodes, metrics, total);
 
   for (const auto& warning : process.warnings()) summary.warnings.push_back(warning);
   if (summary.samples == 0) {
@@ -308,6 +360,8 @@ std::string RenderSummaryText(const ProfileSummary& s) {
     if (!s.blame.present && IsRuntimeMetric(s.metric_names[m])) continue;
     // Shown on its own line below, and only when the tool ran.
     if (s.metric_names[m] == kInstrumentationMetric) continue;
+    // Zeros that only say no lock was contended.
+    if (!s.locks.present && (s.metric_names[m] == kLockWaitMetric || s.metric_names[m] == kLockBlameMetric)) continue;
     const Scale scale = ChooseScale(s.metric_units[m], s.metric_totals[m]);
     line("Total " + s.metric_names[m],
          s.metric_units[m] == "ns" ? FormatDuration(s.metric_totals[m] / 1e9)
@@ -316,7 +370,9 @@ std::string RenderSummaryText(const ProfileSummary& s) {
   }
   if (s.blame.present) {
     const BlameSummary& b = s.blame;
-    line("Effort", FormatDuration(b.effort / 1e9) + " (work + idleness + overhead)");
+    const bool lock_effort = std::find(s.metric_names.begin(), s.metric_names.end(), kLockWaitMetric) != s.metric_names.end();
+    line("Effort", FormatDuration(b.effort / 1e9) +
+                       (lock_effort ? " (work + idleness + overhead + lock_wait)" : " (work + idleness + overhead)"));
     line("Idleness", FormatDuration(b.idleness / 1e9) + " (" + Percent(b.idleness_percent / 100, 1) +
                          " of effort), blamed on the code that ran while workers idled");
     line("Idle workers", IdleWorkersLine(b));
@@ -333,6 +389,25 @@ std::string RenderSummaryText(const ProfileSummary& s) {
                " overhead: " + c.interpretation + ")\n";
       }
     }
+  }
+  if (s.locks.present) {
+    const LockSummary& l = s.locks;
+    std::string locks = Percent(l.effort_percent / 100, 1) + " of effort waiting for " + std::to_string(l.locks) +
+                        " contended lock" + (l.locks == 1 ? "" : "s") + " (" + std::to_string(l.contended) +
+                        " contended acquisitions)";
+    if (l.has_worst) {
+      locks += "; worst " + l.worst_lock + Place(l.worst_lock_file, l.worst_lock_line) + ", " +
+               FormatDuration(l.worst_lock_wait_ns / 1e9) + " waited";
+      if (l.has_holder) {
+        locks += ", held up most at " + l.worst_holder.function + Place(l.worst_holder.file, l.worst_holder.line) +
+                 " (" + Percent(l.worst_holder.share, 1) + " of its blame)";
+      }
+    }
+    line("Locks", locks + "; see `cilkprof view locks`");
+    line("Lock blame", FormatDuration(l.blame_ns / 1e9) + " of " + FormatDuration(l.wait_ns / 1e9) + " waited (" +
+                           FormatDuration(l.unblamed_ns / 1e9) + " hand-off, " +
+                           (l.open_ns > 0 ? FormatDuration(l.open_ns / 1e9) : std::string("0")) + " open)");
+    if (!l.interpretation.empty()) line("Interpretation", l.interpretation);
   }
   if (s.instrumentation.present) line("Instrumentation", InstrumentationLine(s.instrumentation));
   if (!s.top_functions.empty()) {
@@ -396,7 +471,8 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
                                           "deep_stack_frames_elided", "deepest_stack",
                                           "clock", "period_ns", "unwind", "end_reason", "metrics",
                                           "top_functions", "warnings", "idle_samples",
-                                          "overhead_samples", "blame", "instrumentation_share", "dilation"};
+                                          "overhead_samples", "blame", "instrumentation_share", "dilation",
+                                          "locks"};
   for (size_t m = 0; m < s.metric_names.size(); ++m) {
     if (!reserved.count(s.metric_names[m])) out[s.metric_names[m]] = s.metric_totals[m];
   }
@@ -420,6 +496,23 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
                     {"unattributed_overhead", b.unattributed_overhead},
                     {"interpretation", InterpretBlame(b.idleness_percent, b.overhead_percent)},
                     {"top_contexts", std::move(contexts)}};
+  }
+  if (s.locks.present) {
+    const LockSummary& l = s.locks;
+    Json locks = {{"wait_ns", l.wait_ns},       {"blame_ns", l.blame_ns},     {"unblamed_ns", l.unblamed_ns},
+                  {"open_ns", l.open_ns},       {"acquisitions", l.acquisitions}, {"contended", l.contended},
+                  {"locks", l.locks},           {"effort_percent", l.effort_percent}};
+    if (l.has_worst) {
+      locks["worst_lock"] = {{"lock", l.worst_lock}, {"file", l.worst_lock_file}, {"line", l.worst_lock_line},
+                             {"kind", l.worst_lock_kind}, {"wait_ns", l.worst_lock_wait_ns}};
+    }
+    if (l.has_holder) {
+      const LockContext& h = l.worst_holder;
+      locks["worst_holder"] = {{"function", h.function}, {"file", h.file},       {"line", h.line},
+                               {"frames", h.frames},     {"blame_ns", h.value}, {"percent", 100.0 * h.share}};
+    }
+    locks["interpretation"] = l.interpretation;
+    out["locks"] = std::move(locks);
   }
   Json top = Json::array();
   for (const auto& f : s.top_functions) {

@@ -241,6 +241,7 @@ std::string RowLabel(const RowView& row) {
     case RowKind::kRoot:
     case RowKind::kPartialUnwind:
     case RowKind::kElidedFrames:
+    case RowKind::kLock:
     case RowKind::kModule:
     case RowKind::kFile:
       return name;

@@ -1,6 +1,8 @@
 // Derived blame metrics (issue 4; HPCToolkit's "total effort" decomposition):
 //
-//   effort       = work + idleness + overhead                         (ns)
+//   effort       = work + idleness + overhead + lock_wait             (ns)
+//                  (lock_wait, issue 14, when the profile has it: a thread waiting
+//                  for a lock is neither working nor idle)
 //   % idleness   = 100 x idleness / effort                            (%)
 //   % overhead   = 100 x overhead / effort                            (%)
 //

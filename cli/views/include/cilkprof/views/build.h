@@ -1,8 +1,12 @@
 // Folding a profile's address-level calling-context tree into the trees the views
 // walk (row_tree.h).
 //
-// A profile node is one code address (or a "<partial unwind>" marker) under its
-// parent; its location expands into source frames, outermost first (inlined calls).
+// A profile node is one code address (or a "<partial unwind>" or elided-frames marker)
+// under its parent; its location expands into source frames, outermost first (inlined
+// calls). A FRAME_LOCK node (issue 14) is a lock object under the call that waited
+// for it or released it: a leaf row "[lock NAME]" in the top-down view (LockMode::kLeaf);
+// the bottom-up and flat views give its values to its parent frame, the lock call's
+// function and line, as if it were not there (kFoldIntoCaller; the flat view always).
 //   top-down   the function-level calling-context tree (hpcviewer's calling-context
 //              view): every address node becomes its chain of frames, and siblings
 //              merge by (function, module, edge). Inclusive = exclusive + children.
@@ -30,8 +34,14 @@ enum class InlineMode {
   kFold,  // inline frames are charged to the function they were inlined into
 };
 
+enum class LockMode {
+  kLeaf,            // top-down: a lock node is a row "[lock NAME]" under its caller
+  kFoldIntoCaller,  // its values are its parent's (the bottom-up view's tree, the summary)
+};
+
 struct BuildOptions {
   InlineMode inline_mode = InlineMode::kKeep;
+  LockMode lock_mode = LockMode::kLeaf;  // BuildTopDown only; BuildFlat always folds
 };
 
 // From the tables of `profile` and its nodes in columns (a file read with the

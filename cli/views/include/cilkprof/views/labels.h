@@ -25,6 +25,7 @@ enum class RowKind : uint8_t {
   kFile,            // flat view: a source file
   kFunction,        // flat view: a function within a file
   kLine,            // flat view: a line of a function
+  kLock,            // top-down: "[lock NAME]", a lock waited for or released (a leaf under the call)
 };
 
 inline constexpr const char* kProgramRootName = "<program root>";
@@ -32,6 +33,9 @@ inline constexpr const char* kPartialUnwindName = "<partial unwind>";
 // Not a function: it never has time of its own (a sample's innermost frames are always
 // below it), only the inclusive time of the deep stacks that pass through it.
 inline constexpr const char* kElidedFramesName = "[deep stack: frames elided]";
+// A lock object's row (issue 14): "[lock g_mutex]", "[lock 0x7f12a4c0]". Its values are
+// the lock_wait of the call above it that waited, or the lock_blame of the unlock above it.
+inline constexpr const char* kLockRowPrefix = "[lock ";
 
 using LabelId = uint32_t;
 using StringId = uint32_t;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,8 @@ class MetricColumns {
  public:
   MetricColumns() = default;
   // The profile's metrics, then effort, % idleness and % overhead when it has the
-  // sampled blame metrics (`work`, `idleness` and `overhead`).
+  // sampled blame metrics (`work`, `idleness` and `overhead`). Effort includes
+  // `lock_wait` when the profile has it (issue 14; older profiles do not).
   static MetricColumns Of(const profile::Profile& profile);
   // The same from a list of stored metrics (tests, synthetic trees).
   static MetricColumns Of(std::vector<MetricInfo> stored);
@@ -43,6 +45,7 @@ class MetricColumns {
   size_t stored_ = 0;
   bool blame_ = false;
   size_t work_ = 0, idleness_ = 0, overhead_ = 0;  // stored indices, with blame
+  size_t lock_wait_ = SIZE_MAX;                    // stored index of lock_wait; SIZE_MAX: none
 };
 
 // The index of metric `name`; "" picks the default: "work" when present, else the

@@ -1,5 +1,5 @@
 // A profile's address-level nodes (Profile.nodes) in columns: parent, location, kind
-// and edge, and the exclusive values of the nodes that have any. What the builders
+// (code, partial-unwind and elided markers, lock leaves) and edge, and the exclusive values of the nodes that have any. What the builders
 // (build.h) read; filled from a Profile in memory or, for files, from the streaming
 // reader (aggregator/profile_io.h), so that a large profile never exists as one
 // protobuf object per node. About 14 bytes a node plus 8 per stored value.
@@ -28,13 +28,15 @@ class ProfileNodes {
   uint32_t location(uint32_t n) const { return location_[n]; }
   bool partial_unwind(uint32_t n) const { return (flags_[n] & kPartialFlag) != 0; }
   bool elided_frames(uint32_t n) const { return (flags_[n] & kElidedFlag) != 0; }
-  bool code(uint32_t n) const { return (flags_[n] & (kPartialFlag | kElidedFlag)) == 0; }  // FRAME_PC
+  // A FRAME_LOCK leaf (issue 14): location() is the lock object, not code.
+  bool lock(uint32_t n) const { return (flags_[n] & kLockFlag) != 0; }
+  bool code(uint32_t n) const { return (flags_[n] & (kPartialFlag | kElidedFlag | kLockFlag)) == 0; }  // FRAME_PC
   Edge edge(uint32_t n) const { return (flags_[n] & kSpawnFlag) ? Edge::kSpawn : Edge::kCall; }
   // Writes `count` exclusive values of node n to `out`, zeros where it has none.
   void Exclusive(uint32_t n, size_t count, double* out) const;
 
  private:
-  static constexpr uint8_t kPartialFlag = 1, kSpawnFlag = 2, kElidedFlag = 4;
+  static constexpr uint8_t kPartialFlag = 1, kSpawnFlag = 2, kElidedFlag = 4, kLockFlag = 8;
   std::vector<uint32_t> parent_, location_;
   std::vector<uint8_t> flags_;
   // Values of nodes with a non-zero one: node n's are values_[first_[n] .. first_[n + 1]).

@@ -7,6 +7,7 @@
 
 #include "cilkprof/profile.pb.h"
 #include "cilkprof/views/build.h"
+#include "cilkprof/views/locks.h"
 
 namespace cilkprof::views {
 
@@ -60,6 +61,29 @@ struct InstrumentationSummary {
                                // (the tool also slows the code around its hooks)
 };
 
+// Lock contention (issue 14; locks.h): present when some thread waited for a lock.
+struct LockSummary {
+  bool present = false;
+  // Exact totals (Totals.lock_*): wait = blame + unblamed hand-off; open apart.
+  double wait_ns = 0, blame_ns = 0, unblamed_ns = 0, open_ns = 0;
+  uint64_t acquisitions = 0, contended = 0;
+  size_t locks = 0;             // locks some thread waited for
+  double effort_percent = 0;    // the tree's lock_wait, percent of effort (of work + lock_wait without blame)
+  bool has_worst = false;       // the worst lock, by wait, and its worst holder context
+  std::string worst_lock, worst_lock_file, worst_lock_kind;
+  uint32_t worst_lock_line = 0;
+  double worst_lock_wait_ns = 0;
+  bool has_holder = false;
+  LockContext worst_holder;
+  // "shrink or split the critical section at F (file:line)" when lock waits are at
+  // least kHighLockWaitPercent of effort and a holder is known; else "".
+  std::string interpretation;
+};
+
+// Waiting for locks worth the interpretation: like overhead (blame_metrics.h), a tenth
+// of the effort lost is a fix worth making before any other.
+inline constexpr double kHighLockWaitPercent = 10.0;
+
 struct ProfileSummary {
   std::string profile_path;
   std::string program;
@@ -86,6 +110,7 @@ struct ProfileSummary {
   std::vector<std::string> warnings;  // the profile's own, then ours (partial unwinds, drops)
   BlameSummary blame;
   InstrumentationSummary instrumentation;
+  LockSummary locks;
 };
 
 // `top` functions by exclusive value of the default metric ("work" when present).
@@ -106,7 +131,10 @@ std::string RenderSummaryText(const ProfileSummary& summary);
 // blame ({idle_ns, idleness_skew, unattributed_overhead, top_contexts: [{name, module,
 // effort, work, idleness, overhead, idleness_percent, overhead_percent,
 // interpretation}]}, only with blame metrics), top_functions ([{name, module, file,
-// line, inlined, exclusive, inclusive}]), warnings.
+// line, inlined, exclusive, inclusive}]), locks ({wait_ns, blame_ns, unblamed_ns,
+// open_ns, acquisitions, contended, locks, effort_percent, worst_lock {lock, file, line,
+// kind, wait_ns}, worst_holder {function, file, line, frames, blame_ns, percent},
+// interpretation}, only with lock data), warnings.
 std::string RenderSummaryJson(const ProfileSummary& summary, const profile::Profile& profile);
 
 }  // namespace cilkprof::views
