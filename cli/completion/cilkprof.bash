@@ -206,7 +206,7 @@ _cilkprof()
     positionals=$(_cilkprof_count_positionals $((at + 1)) "$valued")
     case $command:$positionals in
         view:0)
-            COMPREPLY=($(compgen -W 'top-down bottom-up flat callsites strands' -- "$cur"))
+            COMPREPLY=($(compgen -W 'top-down bottom-up flat callsites strands locks' -- "$cur"))
             ;;
         view:1 | summary:0 | export:0)
             _filedir cilkprof

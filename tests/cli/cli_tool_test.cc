@@ -186,6 +186,34 @@ TEST_F(WithProfile, Summary) {
   }
 }
 
+TEST_F(WithProfile, ViewLocksInEveryFormatAndWithoutLocks) {
+  const std::string path = dir_.File("locks.cilkprof");
+  ASSERT_TRUE(aggregator::WriteProfileFile(path, views::testing::LockProfile()).ok());
+  const ToolResult text = RunTool({kCilkprof, "view", "locks", path});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(Contains(text.out, "; wait and blame per lock, hottest first; locks under 0.5% of the wait hidden "
+                                 "(--threshold 0 shows all)\nwait (ms)")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "mutex  g_mutex ")) << text.out;
+  const ToolResult json = RunTool({kCilkprof, "view", "locks", "--format", "json", "--focus", "hold_long", path});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto locks = nlohmann::json::parse(json.out);
+  ASSERT_EQ(locks.size(), 1u);
+  EXPECT_EQ(locks[0]["lock"], "g_mutex");
+  const ToolResult csv = RunTool({kCilkprof, "view", "locks", "--format", "csv", "--threshold", "50", path});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 2) << csv.out;  // the header and g_mutex
+  ExpectCleanError(RunTool({kCilkprof, "view", "locks", path_}), 1, "has no lock data: no thread waited for");
+  ExpectCleanError(RunTool({kCilkprof, "view", "locks", "--focus", "nosuch", path}), 1, "no lock's name");
+  // The top-down view shows the lock leaf; lock_blame sorts like any metric.
+  const ToolResult tree = RunTool({kCilkprof, "view", "top-down", "--metric", "lock_blame", path});
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_TRUE(Contains(tree.out, "[lock g_mutex]\n")) << tree.out;
+  const ToolResult summary = RunTool({kCilkprof, "summary", path});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_TRUE(Contains(summary.out, "Interpretation   shrink or split the critical section at hold_long() (prog.cc:22)\n"))
+      << summary.out;
+}
+
 TEST_F(WithProfile, CorruptAndTruncatedProfilesGiveTheReadersMessage) {
   const std::string bytes = ReadFile(path_);
   ASSERT_GT(bytes.size(), 40u);

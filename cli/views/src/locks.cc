@@ -151,7 +151,11 @@ LockIdentity LockIdentityOf(const profile::Profile& p, uint32_t location) {
     const std::string& name = f.function();
     if (!name.empty() && name != "??") {
       identity.name = name;
-      identity.named = !StartsWith(name, "0x");
+      // Addresses the symbolizer could not name: "0x7f...", "libfoo.so+0x4020".
+      const std::string module = l.module() < static_cast<uint32_t>(p.modules_size())
+                                     ? Basename(p.modules(static_cast<int>(l.module())).path())
+                                     : std::string();
+      identity.named = !StartsWith(name, "0x") && (module.empty() || !StartsWith(name, (module + "+0x").c_str()));
     }
     identity.file = f.file().empty() ? f.function_file() : f.file();
     identity.line = f.file().empty() ? f.function_line() : f.line();
