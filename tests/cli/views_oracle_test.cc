@@ -1,6 +1,6 @@
 // The views against an independent oracle: each row's values computed from the
 // definitions, one sample (address node) at a time, on random profiles with deep
-// recursion, spawn edges, inlined frames, two modules and partial unwinds.
+// recursion, spawn edges, inlined frames, two modules, partial unwinds and lock leaves.
 //
 //   top-down   a row is a function-level path from the root; a sample adds its
 //              exclusive value to the row of its whole path and its inclusive value to
@@ -14,6 +14,9 @@
 //              on its path.
 //   focus      the path from the outermost frame of the function on; bottom-up: the
 //              rows that start with the function.
+//   locks      a FRAME_LOCK leaf is one more step "[lock NAME]" of its path in the
+//              top-down view; bottom-up and flat take its parent's path (its values
+//              are its caller's, as if it were not there).
 // None of this shares code with the builders: no merging, no pre-order, no counters.
 #include <gtest/gtest.h>
 
@@ -48,6 +51,9 @@ struct Generated {
   profile::Profile profile;
   std::vector<std::vector<Frame>> path;      // function frames from the root to the node
   std::vector<std::vector<std::string>> steps;  // the same as row keys "edge name"
+  // The same for bottom-up and flat: a lock node's are its parent's.
+  std::vector<std::vector<Frame>> folded_path;
+  std::vector<std::vector<std::string>> folded_steps;
 };
 
 Generated Generate(uint32_t seed, int nodes) {
@@ -84,17 +90,42 @@ Generated Generate(uint32_t seed, int nodes) {
       frame->set_inlined(f > 0);
     }
   }
+  // Lock objects: a global (named, in the program) and one on the heap (its address).
+  const uint32_t global_lock = static_cast<uint32_t>(p.locations_size());
+  auto* lock = p.add_locations();
+  lock->set_module(1);
+  lock->set_offset(0x4040);
+  lock->add_frames()->set_function("g_lock");
+  lock = p.add_locations();
+  lock->set_module(0);
+  lock->set_offset(0x7f00001000);
+  lock->add_frames()->set_function("0x7f00001000");
   p.add_nodes();  // the root
   g.path.emplace_back();
   g.steps.emplace_back();
+  g.folded_path.emplace_back();
+  g.folded_steps.emplace_back();
+  std::vector<bool> is_lock(1, false);
   for (int i = 1; i < nodes; ++i) {
     // Mostly deepen a recent node, so that paths get long and recurse.
-    const int parent = i < 3 || uniform(4) == 0 ? uniform(i) : i - 1 - uniform(std::min(i - 1, 3));
+    int parent = i < 3 || uniform(4) == 0 ? uniform(i) : i - 1 - uniform(std::min(i - 1, 3));
+    if (is_lock[static_cast<size_t>(parent)]) parent = static_cast<int>(p.nodes(parent).parent());  // locks are leaves
     auto* node = p.add_nodes();
     node->set_parent(static_cast<uint32_t>(parent));
     std::vector<Frame> path = g.path[static_cast<size_t>(parent)];
     std::vector<std::string> steps = g.steps[static_cast<size_t>(parent)];
-    if (parent == 0 && uniform(10) == 0) {
+    g.folded_path.push_back(g.folded_path[static_cast<size_t>(parent)]);
+    g.folded_steps.push_back(g.folded_steps[static_cast<size_t>(parent)]);
+    is_lock.push_back(uniform(6) == 0);
+    if (is_lock.back()) {
+      const uint32_t location = global_lock + static_cast<uint32_t>(uniform(2));
+      node->set_kind(wire::FRAME_LOCK);
+      node->set_location(location);
+      const std::string name = p.locations(static_cast<int>(location)).frames(0).function();
+      const std::string module = location == global_lock ? "/bin/prog" : "";
+      path.push_back({"[lock " + name + "]", "", module, 0, false});
+      steps.push_back("call [lock " + name + "] @" + module);
+    } else if (parent == 0 && uniform(10) == 0) {
       node->set_kind(wire::FRAME_PARTIAL_UNWIND);
       path.push_back({kPartialUnwindName, "", "", 0, false});
       steps.push_back("call " + std::string(kPartialUnwindName) + " @");
@@ -114,6 +145,10 @@ Generated Generate(uint32_t seed, int nodes) {
     if (uniform(3) != 0) {
       node->add_exclusive(1 + uniform(3));
       node->add_exclusive(1000.0 * (1 + uniform(7)));
+    }
+    if (!is_lock.back()) {
+      g.folded_path.back() = path;
+      g.folded_steps.back() = steps;
     }
     g.path.push_back(std::move(path));
     g.steps.push_back(std::move(steps));
@@ -217,7 +252,7 @@ Rows BottomUpOracle(const Generated& g, const std::string& focus = "") {
   };
   Rows rows;
   for (size_t n = 1; n < g.path.size(); ++n) {
-    const auto& steps = g.steps[n];
+    const auto& steps = g.folded_steps[n];
     if (steps.empty()) continue;
     for (const std::string& key : keys(steps, steps.size())) Add(rows[key].exclusive, g.profile, n);
     std::set<std::string> reached;
@@ -239,7 +274,7 @@ Rows FlatOracle(const Generated& g) {
     return std::vector<std::string>{module, file, function, function + f.function + ":" + std::to_string(f.line) + "|"};
   };
   for (size_t n = 1; n < g.path.size(); ++n) {
-    const auto& path = g.path[n];
+    const auto& path = g.folded_path[n];
     if (path.empty()) continue;
     for (const std::string& key : keys_of(path.back())) Add(rows[key].exclusive, g.profile, n);
     std::set<std::string> reached;
@@ -263,13 +298,21 @@ void ExpectSameRows(const Rows& actual, const Rows& expected, const std::string&
   for (const auto& [key, v] : actual) EXPECT_TRUE(expected.count(key)) << what << ": extra row " << key;
 }
 
+// The bottom-up view's tree (as `view bottom-up` builds it): lock leaves folded.
+BuildOptions FoldLocks() {
+  BuildOptions options;
+  options.lock_mode = LockMode::kFoldIntoCaller;
+  return options;
+}
+
 class Oracle : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(Oracle, TopDownBottomUpAndFlatMatchTheDefinitions) {
   const Generated g = Generate(GetParam(), 400);
   const RowTree top_down = BuildTopDown(g.profile);
   ExpectSameRows(Collect(Materialize(top_down), false), TopDownOracle(g), "top-down");
-  ExpectSameRows(Collect(Materialize(BottomUp(top_down)), false), BottomUpOracle(g), "bottom-up");
+  const RowTree folded = BuildTopDown(g.profile, FoldLocks());
+  ExpectSameRows(Collect(Materialize(BottomUp(folded)), false), BottomUpOracle(g), "bottom-up");
   ExpectSameRows(Collect(Materialize(BuildFlat(g.profile)), true), FlatOracle(g), "flat");
 }
 
@@ -296,7 +339,8 @@ TEST_P(Oracle, FocusMatchesTheDefinitions) {
     EXPECT_DOUBLE_EQ(view.nodes[0].inclusive[1], root) << function;
 
     // Bottom-up focus: the function's own row and its callers, never more than 100%.
-    BottomUp bottom_up(top_down);
+    const RowTree folded = BuildTopDown(g.profile, FoldLocks());
+    BottomUp bottom_up(folded);
     ASSERT_TRUE(bottom_up.Focus(function).ok());
     const ViewTree callers = Materialize(bottom_up);
     EXPECT_DOUBLE_EQ(callers.nodes[0].inclusive[1], root) << function;
