@@ -37,7 +37,9 @@ enum MetricId : uint32_t {
   kMetricOverhead = 3,
   kMetricProbe = 4,
   kMetricInstrumentation = 5,
-  kMetricCount = 6
+  kMetricLockWait = 6,   // issue 14: on FRAME_LOCK leaves only (locks/)
+  kMetricLockBlame = 7,
+  kMetricCount = 8
 };
 
 inline constexpr uint32_t kNoNode = 0xffffffffu;
@@ -47,7 +49,10 @@ inline constexpr uint32_t kChunkNodes = 4096;
 // kElided: the middle of a stack deeper than the frame buffer (docs/UNWINDER.md "Deep
 // stacks"); its parent is the outermost kept part, its children the innermost. One
 // node per parent, whatever the number of frames elided (counted in SampleCounters).
-enum class NodeKind : uint8_t { kPc = 0, kPartialUnwind = 1, kElided = 2 };
+// kLock: a lock object (issue 14, wire FRAME_LOCK), a leaf under the context of a lock
+// call that waited or of an unlock that handed out blame; `pc` is the lock's address.
+// The values match the wire's FrameKind.
+enum class NodeKind : uint8_t { kPc = 0, kPartialUnwind = 1, kElided = 2, kLock = 3 };
 
 // One CCT node. Metrics are not in it: they live in columnar arrays indexed by node id
 // so that adding a metric never changes this layout.
@@ -86,6 +91,16 @@ struct SampleCounters {
   // flush, under the registry lock; never by the handler.
   uint64_t unsampled_ns = 0;    // the thread's clock after its last sample
   uint64_t signal_blocked = 0;  // 1: the sampling signal was blocked in it then
+  // Locks (issue 14, locks/; wire ThreadCounters.lock_*): written by the thread itself
+  // in the interposed lock functions (lock_acquisitions with a single add instruction:
+  // a signal handler on the thread may lock between a load and a store), never by the
+  // sampling handler; lock_wait_open_ns once, by the final flush.
+  uint64_t lock_acquisitions = 0;
+  uint64_t lock_contended = 0;
+  uint64_t lock_wait_ns = 0;
+  uint64_t lock_blame_ns = 0;
+  uint64_t lock_unblamed_ns = 0;
+  uint64_t lock_wait_open_ns = 0;
 };
 
 // Relaxed single-writer counter helpers (readers on other threads never see a torn value).

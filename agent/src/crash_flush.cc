@@ -158,7 +158,7 @@ class CrashFrames {
     Close(slot);
   }
   void Metrics(uint32_t node, const uint64_t* values) {
-    if (!Room(80)) return;
+    if (!Room(32 + kMetricCount * 8)) return;
     const size_t slot = Open(4);
     Varint(1, node);
     Tag(2, 2);  // packed doubles
@@ -172,14 +172,16 @@ class CrashFrames {
     Close(slot);
   }
   void Counters(const ThreadCountersMsg& c) {
-    if (!Room(200)) return;
+    if (!Room(280)) return;
     const size_t slot = Open(5);
     const uint64_t fields[] = {c.samples,          c.partial_unwinds, c.dropped_reentrant,
                                c.dropped_no_memory, c.cpu_ns,          c.idle_samples,
                                c.idle_ns,          c.overhead_samples, c.unattributed_overhead,
                                c.probe_samples,    c.probe_partial,   c.unsampled_ns,
                                c.signal_blocked,   c.deep_stacks,     c.deep_stack_frames_elided,
-                               c.deepest_stack};
+                               c.deepest_stack,    c.lock_acquisitions, c.lock_contended,
+                               c.lock_wait_ns,     c.lock_blame_ns,   c.lock_unblamed_ns,
+                               c.lock_wait_open_ns};
     for (uint32_t f = 0; f < sizeof fields / sizeof fields[0]; ++f) Varint(f + 1, fields[f]);
     Close(slot);
   }
@@ -311,6 +313,12 @@ ThreadCountersMsg CounterIncrements(const SampleCounters& live, const SampleCoun
   c.deep_stacks = Minus(CounterRead(&live.deep_stacks), r.deep_stacks);
   c.deep_stack_frames_elided = Minus(CounterRead(&live.deep_stack_frames_elided), r.deep_stack_frames_elided);
   c.deepest_stack = Minus(CounterRead(&live.deepest_stack), r.deepest_stack);
+  c.lock_acquisitions = Minus(CounterRead(&live.lock_acquisitions), r.lock_acquisitions);
+  c.lock_contended = Minus(CounterRead(&live.lock_contended), r.lock_contended);
+  c.lock_wait_ns = Minus(CounterRead(&live.lock_wait_ns), r.lock_wait_ns);
+  c.lock_blame_ns = Minus(CounterRead(&live.lock_blame_ns), r.lock_blame_ns);
+  c.lock_unblamed_ns = Minus(CounterRead(&live.lock_unblamed_ns), r.lock_unblamed_ns);
+  c.lock_wait_open_ns = Minus(CounterRead(&live.lock_wait_open_ns), r.lock_wait_open_ns);
   return c;
 }
 
@@ -348,8 +356,9 @@ void EncodeLiveThreads(bool full, CrashFrames* out) {
       const CctNode& n = cct.node(id);
       uint32_t module_id = 0;
       uint64_t offset = n.pc;
-      if (n.kind == NodeKind::kPc) {
-        if (const ModuleInfo* m = s.modules.Find(n.pc)) {
+      if (n.kind == NodeKind::kPc || n.kind == NodeKind::kLock) {
+        const ModuleInfo* m = n.kind == NodeKind::kPc ? s.modules.Find(n.pc) : s.modules.FindData(n.pc);
+        if (m != nullptr) {
           module_id = m->id;
           offset = n.pc - m->load_bias;
         }

@@ -24,6 +24,11 @@ NewNodeMsg Declaration(const ThreadCct& cct, uint32_t id, PcResolver* resolver) 
     msg.kind = WireFrameKind::kPartialUnwind;
   } else if (n.kind == NodeKind::kElided) {
     msg.kind = WireFrameKind::kElided;
+  } else if (n.kind == NodeKind::kLock) {
+    msg.kind = WireFrameKind::kLock;
+    const ResolvedPc where = resolver->ResolveData(n.pc);
+    msg.module_id = where.module_id;
+    msg.offset = where.offset;
   } else {
     const ResolvedPc where = resolver->Resolve(n.pc);
     msg.module_id = where.module_id;
@@ -95,6 +100,15 @@ bool ThreadDeltaBuilder::Build(const ThreadCct& cct, const SampleCounters& count
     out->counters.deep_stack_frames_elided =
         TakeIncrement(&counters.deep_stack_frames_elided, &shadow_counters_.deep_stack_frames_elided);
     out->counters.deepest_stack = TakeIncrement(&counters.deepest_stack, &shadow_counters_.deepest_stack);
+    out->counters.lock_acquisitions =
+        TakeIncrement(&counters.lock_acquisitions, &shadow_counters_.lock_acquisitions);
+    out->counters.lock_contended = TakeIncrement(&counters.lock_contended, &shadow_counters_.lock_contended);
+    out->counters.lock_wait_ns = TakeIncrement(&counters.lock_wait_ns, &shadow_counters_.lock_wait_ns);
+    out->counters.lock_blame_ns = TakeIncrement(&counters.lock_blame_ns, &shadow_counters_.lock_blame_ns);
+    out->counters.lock_unblamed_ns =
+        TakeIncrement(&counters.lock_unblamed_ns, &shadow_counters_.lock_unblamed_ns);
+    out->counters.lock_wait_open_ns =
+        TakeIncrement(&counters.lock_wait_open_ns, &shadow_counters_.lock_wait_open_ns);
   }
   return nodes_sent_ == count && metric_cursor_ >= nodes_sent_;
 }

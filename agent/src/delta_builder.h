@@ -28,6 +28,9 @@ class PcResolver {
  public:
   virtual ~PcResolver() = default;
   virtual ResolvedPc Resolve(uintptr_t pc) = 0;
+  // A data address (a lock object, issue 14): module-relative when it lies in one of a
+  // module's segments, else module 0 and the address itself.
+  virtual ResolvedPc ResolveData(uintptr_t address) { return ResolvedPc{0, address}; }
 };
 
 class ThreadDeltaBuilder {

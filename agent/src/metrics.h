@@ -29,6 +29,15 @@ inline constexpr MetricInfo kMetricInfo[kMetricCount] = {
      "sample weights taken while the thread ran the work/span tool's code (its hooks and "
      "program API), at the logical context that called it; never in work, overhead or "
      "idleness (cilkprof run --no-workspan: none)"},
+    {"lock_wait", "ns",
+     "time the thread waited to acquire a lock, at the lock call's (logical) context, on a "
+     "[lock] leaf naming the lock object; with --clock cpu measured at the contended call "
+     "and sampled with the period as mean, with --clock wall the waiting thread's samples; "
+     "never in work, idleness or overhead"},
+    {"lock_blame", "ns",
+     "directed blame: the time other threads waited for a lock while this context held it, "
+     "charged at the unlock call's (logical) context on a [lock] leaf; over a run it adds "
+     "up to lock_wait minus the hand-off after each release (ThreadCounters.lock_*)"},
 };
 
 }  // namespace cilkprof::agent

@@ -62,7 +62,11 @@ int OnModule(struct dl_phdr_info* info, size_t, void* opaque) {
     const uint64_t at = info->dlpi_addr + ph.p_vaddr;
     if (ph.p_type == PT_LOAD) {
       lowest_load = std::min<uint64_t>(lowest_load, at - (ph.p_vaddr & (ph.p_align - 1)));
-      if (ph.p_flags & PF_X) m.exec_ranges.emplace_back(at, at + ph.p_memsz);
+      if (ph.p_flags & PF_X) {
+        m.exec_ranges.emplace_back(at, at + ph.p_memsz);
+      } else {
+        m.data_ranges.emplace_back(at, at + ph.p_memsz);
+      }
     } else if (ph.p_type == PT_NOTE && m.build_id.empty()) {
       m.build_id = BuildIdFromNotes(reinterpret_cast<const char*>(at), ph.p_memsz, ph.p_align);
     }
@@ -142,20 +146,40 @@ void ModuleTable::Refresh() {
 
 void ModuleTable::RebuildIndex() {
   index_.clear();
+  data_index_.clear();
   for (uint32_t i = 0; i < modules_.size(); ++i) {
     if (modules_[i].unloaded) continue;
     for (const auto& r : modules_[i].exec_ranges) index_.push_back(Range{r.first, r.second, i});
+    for (const auto& r : modules_[i].data_ranges) data_index_.push_back(Range{r.first, r.second, i});
   }
-  std::sort(index_.begin(), index_.end(),
-            [](const Range& a, const Range& b) { return a.start < b.start; });
+  const auto by_start = [](const Range& a, const Range& b) { return a.start < b.start; };
+  std::sort(index_.begin(), index_.end(), by_start);
+  std::sort(data_index_.begin(), data_index_.end(), by_start);
 }
 
-const ModuleInfo* ModuleTable::Find(uintptr_t pc) const {
-  auto it = std::upper_bound(index_.begin(), index_.end(), uint64_t{pc},
-                             [](uint64_t value, const Range& r) { return value < r.start; });
-  if (it == index_.begin()) return nullptr;
+namespace {
+
+const ModuleInfo* FindIn(const std::vector<ModuleTable::Range>& index,
+                         const std::vector<ModuleInfo>& modules, uintptr_t address) {
+  auto it = std::upper_bound(index.begin(), index.end(), uint64_t{address},
+                             [](uint64_t value, const ModuleTable::Range& r) { return value < r.start; });
+  if (it == index.begin()) return nullptr;
   --it;
-  return pc < it->end ? &modules_[it->module] : nullptr;
+  return address < it->end ? &modules[it->module] : nullptr;
+}
+
+}  // namespace
+
+const ModuleInfo* ModuleTable::Find(uintptr_t pc) const { return FindIn(index_, modules_, pc); }
+
+const ModuleInfo* ModuleTable::FindData(uintptr_t address) const {
+  return FindIn(data_index_, modules_, address);
+}
+
+ResolvedPc ModuleTable::ResolveData(uintptr_t address) {
+  const ModuleInfo* m = FindData(address);
+  if (m == nullptr) return ResolvedPc{0, address};
+  return ResolvedPc{m->id, address - m->load_bias};
 }
 
 ResolvedPc ModuleTable::Resolve(uintptr_t pc) {

@@ -29,6 +29,12 @@ ThreadCountersMsg CountersMsg(const SampleCounters& c) {
   m.deep_stacks = CounterRead(&c.deep_stacks);
   m.deep_stack_frames_elided = CounterRead(&c.deep_stack_frames_elided);
   m.deepest_stack = CounterRead(&c.deepest_stack);
+  m.lock_acquisitions = CounterRead(&c.lock_acquisitions);
+  m.lock_contended = CounterRead(&c.lock_contended);
+  m.lock_wait_ns = CounterRead(&c.lock_wait_ns);
+  m.lock_blame_ns = CounterRead(&c.lock_blame_ns);
+  m.lock_unblamed_ns = CounterRead(&c.lock_unblamed_ns);
+  m.lock_wait_open_ns = CounterRead(&c.lock_wait_open_ns);
   return m;
 }
 
@@ -60,8 +66,9 @@ void RetiredThreads::Add(const ThreadRecord& t, const std::string& name, ModuleT
     if (id != kRootNode) {
       const CctNode& n = cct.node(id);
       Key key{retired[n.parent], 0, 0, static_cast<uint8_t>(n.kind), n.edge};
-      if (n.kind == NodeKind::kPc) {
-        const ResolvedPc where = modules->Resolve(n.pc);
+      if (n.kind == NodeKind::kPc || n.kind == NodeKind::kLock) {
+        const ResolvedPc where =
+            n.kind == NodeKind::kPc ? modules->Resolve(n.pc) : modules->ResolveData(n.pc);
         key.module_id = where.module_id;
         key.offset = where.offset;
         RememberModule(where.module_id, *modules);
@@ -104,6 +111,7 @@ void RetiredThreads::AppendSnapshot(DeltaMsg* delta, size_t* delta_bytes, size_t
       node.parent = n.parent;
       node.kind = n.kind == NodeKind::kPartialUnwind ? WireFrameKind::kPartialUnwind
                   : n.kind == NodeKind::kElided      ? WireFrameKind::kElided
+                  : n.kind == NodeKind::kLock        ? WireFrameKind::kLock
                                                      : WireFrameKind::kPc;
       node.module_id = n.module_id;
       node.offset = n.offset;

@@ -76,6 +76,22 @@ void WriteCounters(const ThreadCountersMsg& c, ProtoWriter* w) {
   w->Varint(14, c.deep_stacks);
   w->Varint(15, c.deep_stack_frames_elided);
   w->Varint(16, c.deepest_stack);
+  w->Varint(17, c.lock_acquisitions);
+  w->Varint(18, c.lock_contended);
+  w->Varint(19, c.lock_wait_ns);
+  w->Varint(20, c.lock_blame_ns);
+  w->Varint(21, c.lock_unblamed_ns);
+  w->Varint(22, c.lock_wait_open_ns);
+}
+
+void WriteLockDelta(const LockDeltaMsg& l, ProtoWriter* w) {
+  w->Varint(1, l.module_id);
+  w->Varint(2, l.offset);
+  w->Varint(3, l.kind);
+  w->Varint(4, l.contended);
+  w->Varint(5, l.wait_ns);
+  w->Varint(6, l.blame_ns);
+  w->Varint(7, l.timeouts);
 }
 
 void WriteThreadDelta(const ThreadDeltaMsg& t, ProtoWriter* w) {
@@ -115,6 +131,11 @@ void WriteDelta(const DeltaMsg& d, ProtoWriter* w) {
   }
   w->Varint(3, d.flush_unix_ns);
   w->Varint(4, d.process_cpu_ns);
+  for (const LockDeltaMsg& l : d.locks) {
+    nested.Clear();
+    WriteLockDelta(l, &nested);
+    w->Message(17, nested);
+  }
 }
 
 // Wraps a message body as AgentMessage field `field` and prefixes the frame length.

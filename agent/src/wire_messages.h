@@ -13,7 +13,7 @@ namespace cilkprof::agent {
 inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr size_t kMaxFrameBytes = 64u << 20;  // the aggregator's limit
 
-enum class WireFrameKind : uint32_t { kPc = 0, kPartialUnwind = 1, kElided = 2 };
+enum class WireFrameKind : uint32_t { kPc = 0, kPartialUnwind = 1, kElided = 2, kLock = 3 };
 enum class WireEdge : uint32_t { kCall = 0, kSpawn = 1 };
 
 struct MetricDescriptorMsg {
@@ -63,12 +63,16 @@ struct ThreadCountersMsg {
            probe_samples = 0, probe_partial = 0;
   uint64_t unsampled_ns = 0, signal_blocked = 0;
   uint64_t deep_stacks = 0, deep_stack_frames_elided = 0, deepest_stack = 0;
+  uint64_t lock_acquisitions = 0, lock_contended = 0, lock_wait_ns = 0, lock_blame_ns = 0,
+           lock_unblamed_ns = 0, lock_wait_open_ns = 0;
   bool IsZero() const {
     return samples == 0 && partial_unwinds == 0 && dropped_reentrant == 0 &&
            dropped_no_memory == 0 && cpu_ns == 0 && idle_samples == 0 && idle_ns == 0 &&
            overhead_samples == 0 && unattributed_overhead == 0 && probe_samples == 0 &&
            probe_partial == 0 && unsampled_ns == 0 && signal_blocked == 0 && deep_stacks == 0 &&
-           deep_stack_frames_elided == 0 && deepest_stack == 0;
+           deep_stack_frames_elided == 0 && deepest_stack == 0 && lock_acquisitions == 0 &&
+           lock_contended == 0 && lock_wait_ns == 0 && lock_blame_ns == 0 &&
+           lock_unblamed_ns == 0 && lock_wait_open_ns == 0;
   }
 };
 
@@ -82,9 +86,18 @@ struct ThreadDeltaMsg {
   uint32_t thread_index = 0;
 };
 
+// One lock's exact totals since the previous Delta (wire LockDelta, issue 14).
+struct LockDeltaMsg {
+  uint32_t module_id = 0;
+  uint64_t offset = 0;
+  uint32_t kind = 0;  // wire LockKind
+  uint64_t contended = 0, wait_ns = 0, blame_ns = 0, timeouts = 0;
+};
+
 struct DeltaMsg {
   std::vector<LoadModuleMsg> modules;
   std::vector<ThreadDeltaMsg> threads;
+  std::vector<LockDeltaMsg> locks;
   uint64_t flush_unix_ns = 0;   // when the flush that built it ran
   uint64_t process_cpu_ns = 0;  // the process's CPU time then
 };

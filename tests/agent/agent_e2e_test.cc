@@ -27,13 +27,15 @@ void ExpectWellFormed(const ReceivedConnection& c, const ProcessProfile& p) {
   EXPECT_TRUE(p.starts_with_hello);
   EXPECT_TRUE(p.problems.empty()) << p.problems.front();
   EXPECT_EQ(p.hello.protocol_version(), 1u);
-  ASSERT_EQ(p.hello.metrics_size(), 6);
+  ASSERT_EQ(p.hello.metrics_size(), 8);
   EXPECT_EQ(p.hello.metrics(0).name(), "samples");
   EXPECT_EQ(p.hello.metrics(1).name(), "work");
   EXPECT_EQ(p.hello.metrics(2).name(), "idleness");
   EXPECT_EQ(p.hello.metrics(3).name(), "overhead");
   EXPECT_EQ(p.hello.metrics(4).name(), "probe");
   EXPECT_EQ(p.hello.metrics(5).name(), "instrumentation");
+  EXPECT_EQ(p.hello.metrics(6).name(), "lock_wait");  // issue 14
+  EXPECT_EQ(p.hello.metrics(7).name(), "lock_blame");
 }
 
 // Share of a thread's samples whose innermost frame lies in module `path`.

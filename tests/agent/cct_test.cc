@@ -156,11 +156,11 @@ TEST_F(CctTest, MemoryDependsOnContextsNotOnSamples) {
 TEST(CctNodeSize, FitsTheIssueBudget) {
   // Issue 2: a CCT node is at most 48 bytes (HPCToolkit's is 88).
   EXPECT_LE(sizeof(CctNode), 48u);
-  // Metric columns add 8 bytes per metric and node (six since issue 13: samples, work,
-  // idleness, overhead, probe, instrumentation): 72 bytes per node in all, as
-  // docs/AGENT.md states (still under HPCToolkit's 88 for the node alone).
+  // Metric columns add 8 bytes per metric and node (eight since issue 14: samples, work,
+  // idleness, overhead, probe, instrumentation, lock_wait, lock_blame): 88 bytes per
+  // node in all, as docs/AGENT.md states (HPCToolkit's node alone is 88).
   EXPECT_EQ(ThreadCct::kChunkBytes / kChunkNodes, sizeof(CctNode) + 8u * kMetricCount);
-  EXPECT_LE(ThreadCct::kChunkBytes / kChunkNodes, 72u);
+  EXPECT_LE(ThreadCct::kChunkBytes / kChunkNodes, 88u);
 }
 
 }  // namespace
