@@ -1,0 +1,10 @@
+# Lock blame (issue 14; docs/AGENT.md "Lock blame"), included by agent/CMakeLists.txt.
+# The lock table, the blame arithmetic and the lock clocks (no signals, no
+# interposition) join cilkprof_agent_core for the unit tests; the interposed functions,
+# their contended paths and the flusher's reporting join the agent itself.
+set(CILKPROF_LOCKS_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+target_sources(cilkprof_agent_core PRIVATE
+  ${CILKPROF_LOCKS_DIR}/lock_table.cc
+  ${CILKPROF_LOCKS_DIR}/lock_clock.cc
+)
