@@ -13,6 +13,7 @@
 #include "agent_state.h"
 #include "alt_stack.h"
 #include "fatal_signals.h"
+#include "locks/lock_report.h"
 #include "log.h"
 #include "real_functions.h"
 #include "runtime_view.h"
@@ -77,6 +78,9 @@ void FlushAndSayGoodbye(const char* reason) {
   DrainPendingSamples();
   pthread_mutex_lock(&s.flush_mu);
   MeasureLiveThreadsEnd();
+  pthread_mutex_lock(&s.registry_mu);
+  locks::MeasureOpenWaits(s.threads);  // a wait still going on (issue 14)
+  pthread_mutex_unlock(&s.registry_mu);
   FlushLocked();
   GoodbyeMsg goodbye;
   goodbye.end_unix_ns = UnixNowNs();
@@ -133,6 +137,7 @@ void ChildAfterFork() {
   if (g_state == nullptr) return;
   AgentState& s = *g_state;
   UnlockAll();  // taken by PrepareFork on this very thread
+  locks::ResetLocksAfterFork();  // the waiting threads do not exist here (issue 14)
   const bool was_active = !s.shut_down && s.pid == getppid();
   s.flusher_running = false;
   if (s.wake_fd >= 0) close(s.wake_fd);

@@ -57,11 +57,51 @@ void CountDeepStack(SampleCounters* counters, const unwinder::LogicalResult& r) 
   if (r.walked > deepest) CounterAdd(&counters->deepest_stack, r.walked - deepest);
 }
 
+// The lock's leaf under the logical path of `context`, the path read as user code
+// (whatever the worker's state: the lock call is the program's). kNoNode when full.
+uint32_t LockLeaf(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uintptr_t lock,
+                  bool synchronous, SampleCounters* counters, bool* partial) {
+  WorkerView view = ReadWorker();
+  view.state = CILKPROF_STATE_WORKING;
+  const unwinder::LogicalResult r = Unwind(t, context, mode, view, synchronous);
+  *partial = r.partial || r.truncated || r.depth == 0;
+  uint32_t node = InsertPath(&t->cct, t->frames, r.depth, *partial, /*empty_is_root=*/false, GapOf(r));
+  if (node != kNoNode) node = t->cct.FindOrInsertChild(node, lock, NodeKind::kLock, 0);
+  if (node == kNoNode) {
+    CounterAdd(&counters->dropped_no_memory, 1);
+  } else {
+    CountDeepStack(counters, r);
+  }
+  return node;
+}
+
 }  // namespace
+
+void ChargeLock(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uintptr_t lock,
+                MetricId metric, uint64_t amount) {
+  bool partial = false;
+  const uint32_t node = LockLeaf(t, context, mode, lock, /*synchronous=*/true, &t->counters, &partial);
+  if (node != kNoNode) t->cct.AddMetric(node, metric, amount);
+}
 
 void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight,
                 bool synchronous) {
   SampleCounters* counters = &t->counters;
+  const uintptr_t waiting = __atomic_load_n(&t->waiting_lock, __ATOMIC_RELAXED);
+  if (waiting != 0) {
+    // Waiting for a lock (issue 14): lock_wait, never work, idleness or overhead. The
+    // weight is taken off the wait the interposed call measures (lock_clock.h).
+    bool partial = false;
+    const uint32_t node = LockLeaf(t, context, mode, waiting, synchronous, counters, &partial);
+    if (node == kNoNode) return;
+    t->cct.AddMetric(node, kMetricSamples, 1);
+    t->cct.AddMetric(node, kMetricLockWait, weight);
+    t->lock_wait_sampled_ns += weight;
+    CounterAdd(&counters->samples, 1);
+    if (partial) CounterAdd(&counters->partial_unwinds, 1);
+    CounterAdd(&counters->cpu_ns, weight);
+    return;
+  }
   const WorkerView view = ReadWorker();
   // In the tool: its hooks and API (the depth), the runtime's tool-only paths (the
   // worker's mark), or the tool's code outside both (the interrupted pc).

@@ -8,6 +8,10 @@
 //                                 caused the scheduling work (unwinder/logical.h says
 //                                 how it is found); at the root when there is none;
 //   IDLE                          nothing in the tree: idle_samples and idle_ns count it.
+//   waiting for a lock          lock_wait += weight at the logical path of the lock call
+//   (ThreadRecord::waiting_lock, + a FRAME_LOCK leaf for the lock (issue 14, locks/), and
+//   any state)                  nothing else: a thread blocked on a lock is neither
+//                               working, idle nor doing scheduling work;
 //   in the work/span tool's      instrumentation += weight at the logical path (found
 //   code, any state              as for the state), and nothing else: no work, overhead
 //   (instrumentation.h)          or idleness, so that the sampled profile describes the
@@ -41,5 +45,12 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
 // A cilkprof_probe() sample: `context` comes from getcontext() in the probe itself, so
 // frame 0 is the probe (elided). Adds probe += 1 at the logical path, nothing else.
 void TakeProbe(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode);
+
+// A lock clock's charge (locks/lock_clock.h): `context` comes from getcontext() in the
+// agent, inside an interposed lock function the program called; adds `amount` to
+// `metric` (kMetricLockWait or kMetricLockBlame) at the logical path + a FRAME_LOCK leaf
+// for `lock`. Nothing else (no samples, no counters).
+void ChargeLock(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uintptr_t lock,
+                MetricId metric, uint64_t amount);
 
 }  // namespace cilkprof::agent

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "agent_state.h"
+#include "locks/lock_report.h"
 #include "log.h"
 #include "metrics.h"
 #include "real_functions.h"
@@ -127,7 +128,7 @@ class DeltaFrames {
   void Emit() {
     std::vector<LoadModuleMsg> modules = g_state->modules.TakeChanges();
     delta_.modules.insert(delta_.modules.end(), modules.begin(), modules.end());
-    if (delta_.modules.empty() && delta_.threads.empty()) return;
+    if (delta_.modules.empty() && delta_.threads.empty() && delta_.locks.empty()) return;
     sink_(EncodeDeltaFrame(delta_));
     const uint64_t unix_ns = delta_.flush_unix_ns, cpu_ns = delta_.process_cpu_ns;
     delta_ = DeltaMsg();
@@ -211,6 +212,8 @@ std::string SnapshotFrames() {
   }
   s.retired.AppendSnapshot(frames.delta(), frames.bytes(), kFrameBudgetBytes, kMaxEntriesPerBatch,
                            [&frames] { frames.Emit(); });
+  locks::ResendAllLocks();  // the locks' totals from zero (issue 14)
+  locks::AppendLockDeltas(&s.modules, &frames.delta()->locks);
   frames.Emit();
   std::vector<std::string> workspan;
   workspan::AppendSnapshotFrames(&workspan);
@@ -315,6 +318,7 @@ void FlushLocked() {
   for (ThreadRecord* t : ThreadList()) {
     if (AddThread(t, /*may_end=*/true, &frames)) finished.push_back(t);
   }
+  locks::AppendLockDeltas(&s.modules, &frames.delta()->locks);  // per-lock totals (issue 14)
   frames.Emit();
 
   if (!finished.empty()) {

@@ -28,6 +28,18 @@ using SigwaitFn = int (*)(const sigset_t*, int*);
 using SigwaitinfoFn = int (*)(const sigset_t*, siginfo_t*);
 using SigtimedwaitFn = int (*)(const sigset_t*, siginfo_t*, const struct timespec*);
 using SignalfdFn = int (*)(int, const sigset_t*, int);
+// Locks (issue 14, locks/lock_calls.cc).
+using MutexFn = int (*)(pthread_mutex_t*);
+using MutexTimedFn = int (*)(pthread_mutex_t*, const struct timespec*);
+using MutexClockFn = int (*)(pthread_mutex_t*, clockid_t, const struct timespec*);
+using RwlockFn = int (*)(pthread_rwlock_t*);
+using RwlockTimedFn = int (*)(pthread_rwlock_t*, const struct timespec*);
+using RwlockClockFn = int (*)(pthread_rwlock_t*, clockid_t, const struct timespec*);
+using SpinFn = int (*)(pthread_spinlock_t*);
+using CondWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*);
+using CondTimedWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
+using CondClockWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*);
+using CondFn = int (*)(pthread_cond_t*);
 
 // Each resolves lazily on first use; never null (aborts with a message otherwise,
 // since the process could not run its own call either).
@@ -53,6 +65,31 @@ SigwaitFn sigwait();
 SigwaitinfoFn sigwaitinfo();
 SigtimedwaitFn sigtimedwait();
 SignalfdFn signalfd();
+MutexFn pthread_mutex_lock();
+MutexFn pthread_mutex_trylock();
+MutexFn pthread_mutex_unlock();
+MutexFn pthread_mutex_destroy();
+MutexTimedFn pthread_mutex_timedlock();
+MutexClockFn pthread_mutex_clocklock();
+RwlockFn pthread_rwlock_rdlock();
+RwlockFn pthread_rwlock_wrlock();
+RwlockFn pthread_rwlock_tryrdlock();
+RwlockFn pthread_rwlock_trywrlock();
+RwlockFn pthread_rwlock_unlock();
+RwlockTimedFn pthread_rwlock_timedrdlock();
+RwlockTimedFn pthread_rwlock_timedwrlock();
+RwlockClockFn pthread_rwlock_clockrdlock();
+RwlockClockFn pthread_rwlock_clockwrlock();
+SpinFn pthread_spin_lock();
+SpinFn pthread_spin_trylock();
+SpinFn pthread_spin_unlock();
+// The condition variable functions of the current ABI (GLIBC_2.3.2; a plain dlsym may
+// find the old compatibility versions).
+CondWaitFn pthread_cond_wait();
+CondTimedWaitFn pthread_cond_timedwait();
+CondClockWaitFn pthread_cond_clockwait();
+CondFn pthread_cond_signal();
+CondFn pthread_cond_broadcast();
 
 // Resolves all of them now (from the constructor, before other threads exist).
 void ResolveAll();

@@ -98,4 +98,6 @@ void FindUnwindLibrary() {
   g_unwind_library = TextSegmentOf(reinterpret_cast<const void*>(&unw_step));
 }
 
+bool CalledFromHandlerCode(const void* caller) { return FromHandlerCode(caller); }
+
 }  // namespace cilkprof::agent

@@ -64,5 +64,9 @@ void OpenFaultSignalsInHandler(const ucontext_t* interrupted);
 
 // Where libunwind's code lies; called once at start-up, before the first sample.
 void FindUnwindLibrary();
+// True for a call made by the agent's code or libunwind's (the code the sampling
+// handler runs): the interposed lock functions leave those calls alone.
+// Async-signal-safe.
+bool CalledFromHandlerCode(const void* caller);
 
 }  // namespace cilkprof::agent

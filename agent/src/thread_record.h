@@ -19,6 +19,7 @@
 #include "cct.h"
 #include "cilkprof/unwinder/unwinder.h"
 #include "delta_builder.h"
+#include "locks/lock_clock.h"
 
 namespace cilkprof::agent {
 
@@ -62,6 +63,21 @@ struct ThreadRecord {
   uint64_t interval_rng = 0;
   ThreadCct cct;
   SampleCounters counters;
+
+  // Lock blame (issue 14, locks/). While the thread waits for a lock in an interposed
+  // call: the lock's address (0 otherwise) and when the wait began (CLOCK_MONOTONIC);
+  // the sampling handler reads them (its samples are then lock_wait at that lock) and
+  // the final flush reports a wait still open. The thread writes them (atomic stores).
+  uintptr_t waiting_lock = 0;
+  uint64_t waiting_since_ns = 0;
+  uint64_t open_wait_reported_ns = 0;  // the final flush's, under flush_mu
+  // Owner-only: the sample weights the handler charged to lock_wait during the current
+  // wait (taken off the measured wait before it advances the wait clock), and the
+  // virtual clocks with their generator (lock_clock.h).
+  uint64_t lock_wait_sampled_ns = 0;
+  locks::LockClock lock_wait_clock;
+  locks::LockClock lock_blame_clock;
+  uint64_t lock_clock_rng = 0;
   unwinder::Frame frames[kMaxFrames];  // here rather than on a possibly small stack
 
   // Lifecycle.

@@ -8,3 +8,13 @@ target_sources(cilkprof_agent_core PRIVATE
   ${CILKPROF_LOCKS_DIR}/lock_table.cc
   ${CILKPROF_LOCKS_DIR}/lock_clock.cc
 )
+
+target_sources(cilkprof_agent PRIVATE
+  ${CILKPROF_LOCKS_DIR}/lock_accounting.cc
+  ${CILKPROF_LOCKS_DIR}/lock_calls.cc
+  ${CILKPROF_LOCKS_DIR}/lock_report.cc
+)
+# The frames between the program's lock call and the lock clocks' unwind must be
+# walkable by the frame-pointer unwinder.
+set_source_files_properties(${CILKPROF_LOCKS_DIR}/lock_accounting.cc ${CILKPROF_LOCKS_DIR}/lock_calls.cc
+  PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)

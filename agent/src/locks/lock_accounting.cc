@@ -1,0 +1,189 @@
+#include "locks/lock_accounting.h"
+
+#include <errno.h>
+#include <ucontext.h>
+
+#include "agent_state.h"
+#include "blame.h"
+#include "sample_interval.h"
+#include "signal_mask.h"
+
+namespace cilkprof::agent::locks {
+namespace {
+
+// Nonzero while the thread is inside this bookkeeping: lock calls made meanwhile (by a
+// signal handler, or by the unwinder) go straight to the real functions.
+__thread int tls_lock_depth __attribute__((tls_model("initial-exec"))) = 0;
+
+// The record of the calling thread when this call is the program's and may be
+// accounted, else nullptr (see lock_accounting.h).
+ThreadRecord* AccountedThread(const void* caller) {
+  ThreadRecord* t = tls_thread;
+  if (t == nullptr || tls_lock_depth != 0 || t->in_handler) return nullptr;
+  if (__atomic_load_n(&g_sampling, __ATOMIC_RELAXED) == 0 || CalledFromHandlerCode(caller)) return nullptr;
+  return t;
+}
+
+void Add(uint64_t* total, uint64_t value) { __atomic_fetch_add(total, value, __ATOMIC_RELAXED); }
+
+uint64_t Period() { return g_state->sampler.period_ns; }
+
+// One synchronous charge of the lock clocks: the context of this frame, unwound as the
+// probe's is (runtime_attach.cc), with the sampling handler kept off the record.
+__attribute__((noinline)) void ChargeNow(ThreadRecord* t, uintptr_t lock, MetricId metric, uint64_t amount) {
+  t->in_handler = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  ucontext_t context;
+  const unwinder::Mode mode = tls_in_loader != 0 ? unwinder::Mode::kFramePointer : g_handler_mode;
+  if (getcontext(&context) == 0) ChargeLock(t, &context, mode, lock, metric, amount);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->in_handler = 0;
+}
+
+void Advance(ThreadRecord* t, LockClock* clock, uintptr_t lock, MetricId metric, uint64_t amount) {
+  const uint64_t period = Period();
+  if (t->lock_clock_rng == 0) t->lock_clock_rng = SeedSampleIntervals(static_cast<uint64_t>(t->tid), 0x10c6);
+  const uint64_t crossings = AdvanceLockClock(clock, amount, period, &t->lock_clock_rng);
+  if (crossings != 0) ChargeNow(t, lock, metric, crossings * period);
+}
+
+// A measured wait of `wait` ns for `lock`. With --clock wall the sampler samples the
+// waiting thread (its samples are lock_wait already): the wait only goes to the exact
+// counters. Otherwise the samples the handler took meanwhile (a spinning waiter's CPU
+// time) are taken off before the rest advances the wait clock.
+void AdvanceWaitClock(ThreadRecord* t, uintptr_t lock, uint64_t wait) {
+  const uint64_t sampled = t->lock_wait_sampled_ns;
+  t->lock_wait_sampled_ns = 0;
+  if (g_state->config.clock == ClockKind::kWall && g_state->sampler.sampled) return;
+  if (wait > sampled) Advance(t, &t->lock_wait_clock, lock, kMetricLockWait, wait - sampled);
+}
+
+void MarkWaiting(ThreadRecord* t, void* lock, uint64_t since) {
+  t->lock_wait_sampled_ns = 0;
+  __atomic_store_n(&t->waiting_since_ns, since, __ATOMIC_RELAXED);
+  __atomic_store_n(&t->waiting_lock, reinterpret_cast<uintptr_t>(lock), __ATOMIC_RELEASE);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+void Unmark(ThreadRecord* t) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&t->waiting_lock, uintptr_t{0}, __ATOMIC_RELEASE);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+}  // namespace
+
+int ContendedAcquire(void* lock, LockKind kind, const void* caller, AcquireFn acquire, const void* args) {
+  ThreadRecord* t = AccountedThread(caller);
+  if (t == nullptr) return acquire(lock, args);
+  const int saved_errno = errno;
+  ++tls_lock_depth;
+  LockRecord* r = g_lock_table.FindOrInsert(reinterpret_cast<uintptr_t>(lock), kind);
+  if (r == nullptr) {  // no memory for a record: not measured
+    --tls_lock_depth;
+    return acquire(lock, args);
+  }
+  const uint64_t t0 = g_lock_table.BeginWait(r, MonotonicNs);
+  MarkWaiting(t, lock, t0);
+  const int rc = acquire(lock, args);
+  Unmark(t);
+  uint64_t unblamed = 0;
+  const uint64_t wait = g_lock_table.EndWait(r, t0, MonotonicNs, &unblamed);
+  SampleCounters* c = &t->counters;
+  CounterAdd(&c->lock_wait_ns, wait);
+  CounterAdd(&c->lock_unblamed_ns, unblamed);
+  // A robust mutex whose owner died is acquired all the same.
+  if (rc == 0 || (kind == LockKind::kMutex && rc == EOWNERDEAD)) {
+    CountAcquisitionOf(&c->lock_acquisitions);
+    CounterAdd(&c->lock_contended, 1);
+    Add(&r->contended, 1);
+  } else if (rc == ETIMEDOUT) {
+    Add(&r->timeouts, 1);
+  }
+  AdvanceWaitClock(t, reinterpret_cast<uintptr_t>(lock), wait);
+  --tls_lock_depth;
+  errno = saved_errno;
+  return rc;
+}
+
+int ContendedRelease(void* lock, const void* caller, ReleaseFn release) {
+  ThreadRecord* t = AccountedThread(caller);
+  if (t == nullptr) return release(lock);
+  LockRecord* r = g_lock_table.Find(reinterpret_cast<uintptr_t>(lock));
+  if (r == nullptr || __atomic_load_n(&r->n_waiters, __ATOMIC_RELAXED) == 0) return release(lock);
+  const int saved_errno = errno;
+  ++tls_lock_depth;
+  const uint64_t blame = g_lock_table.Release(r, MonotonicNs);
+  const int rc = release(lock);
+  if (blame != 0) {
+    // Charged after the real unlock: the unwind does not lengthen the critical section.
+    CounterAdd(&t->counters.lock_blame_ns, blame);
+    Advance(t, &t->lock_blame_clock, reinterpret_cast<uintptr_t>(lock), kMetricLockBlame, blame);
+  }
+  --tls_lock_depth;
+  errno = saved_errno;
+  return rc;
+}
+
+int AccountedCondWait(void* cond, void* mutex, const void* caller, CondWaitCallFn wait, const void* args) {
+  ThreadRecord* t = AccountedThread(caller);
+  if (t == nullptr) return wait(cond, mutex, args);
+  const int saved_errno = errno;
+  ++tls_lock_depth;
+  // The wait releases the mutex: the blame of its waiters, as at an unlock.
+  uint64_t blame = 0;
+  if (g_lock_table.waiters() != 0) {
+    LockRecord* m = g_lock_table.Find(reinterpret_cast<uintptr_t>(mutex));
+    if (m != nullptr && __atomic_load_n(&m->n_waiters, __ATOMIC_RELAXED) != 0) {
+      blame = g_lock_table.Release(m, MonotonicNs);
+    }
+  }
+  LockRecord* c = g_lock_table.FindOrInsert(reinterpret_cast<uintptr_t>(cond), LockKind::kCond);
+  if (c != nullptr) g_lock_table.BeginCondWait(c);
+  const uint64_t start = MonotonicNs();
+  const int rc = wait(cond, mutex, args);
+  const uint64_t woken = MonotonicNs();
+  uint64_t signaled = 0;
+  if (c != nullptr) {
+    signaled = __atomic_load_n(&c->last_signal_ns, __ATOMIC_RELAXED);
+    g_lock_table.EndCondWait(c);
+  }
+  SampleCounters* counters = &t->counters;
+  if (rc == 0 || rc == ETIMEDOUT) CountAcquisitionOf(&counters->lock_acquisitions);  // re-acquired
+  // Woken by a signal during the wait: from the signal to the return, the thread waited
+  // for the mutex. No release accounts for it (unblamed). A timeout or a spurious
+  // wake-up adds nothing.
+  if (rc == 0 && signaled >= start && woken > signaled) {
+    const uint64_t reacquire = woken - signaled;
+    CounterAdd(&counters->lock_contended, 1);
+    CounterAdd(&counters->lock_wait_ns, reacquire);
+    CounterAdd(&counters->lock_unblamed_ns, reacquire);
+    LockRecord* m = g_lock_table.FindOrInsert(reinterpret_cast<uintptr_t>(mutex), LockKind::kMutex);
+    if (m != nullptr) {
+      Add(&m->contended, 1);
+      Add(&m->wait_ns, reacquire);
+    }
+    t->lock_wait_sampled_ns = 0;  // the thread was not marked as waiting
+    AdvanceWaitClock(t, reinterpret_cast<uintptr_t>(mutex), reacquire);
+  }
+  if (blame != 0) {
+    CounterAdd(&counters->lock_blame_ns, blame);
+    Advance(t, &t->lock_blame_clock, reinterpret_cast<uintptr_t>(mutex), kMetricLockBlame, blame);
+  }
+  --tls_lock_depth;
+  errno = saved_errno;
+  return rc;
+}
+
+void NoteCondSignal(void* cond) {
+  LockRecord* c = g_lock_table.Find(reinterpret_cast<uintptr_t>(cond));
+  if (c == nullptr || __atomic_load_n(&c->cond_waiters, __ATOMIC_RELAXED) == 0) return;
+  __atomic_store_n(&c->last_signal_ns, MonotonicNs(), __ATOMIC_RELAXED);
+}
+
+void ForgetDestroyedLock(void* lock) {
+  LockRecord* r = g_lock_table.Find(reinterpret_cast<uintptr_t>(lock));
+  if (r != nullptr) g_lock_table.ForgetWaiters(r);
+}
+
+}  // namespace cilkprof::agent::locks

@@ -1,0 +1,53 @@
+// The contended paths of the interposed lock functions (issue 14; lock_calls.cc has
+// the fast paths, docs/AGENT.md "Lock blame" the whole design): registering a waiter,
+// marking the thread as waiting, the thread counters and the lock's totals, the blame
+// handed out at releases, condition waits, and charging the per-thread lock clocks
+// (lock_clock.h) to the calling context with a synchronous unwind.
+//
+// Calls made by the agent's own code or libunwind's, calls made while the thread is in
+// the sampling handler (in_handler) or already inside this bookkeeping (a signal
+// handler that locks while the interrupted code was here), and calls from threads the
+// agent does not profile are passed straight to the real functions.
+//
+// Everything here is async-signal-safe (a signal handler may lock): no malloc, no lock
+// but a record's own spinlock, held for a few instructions and a clock read, by a
+// thread that never takes it again while holding it (the depth above).
+// This file is built with frame pointers: the frames between the program's lock call
+// and the unwind must be walkable by the frame-pointer unwinder.
+#pragma once
+
+#include <cstdint>
+
+#include "locks/lock_table.h"
+
+namespace cilkprof::agent::locks {
+
+// Blocks in `acquire(lock, args)` (the real blocking call) as a registered waiter of
+// `lock`. Returns what `acquire` returned.
+using AcquireFn = int (*)(void* lock, const void* args);
+int ContendedAcquire(void* lock, LockKind kind, const void* caller, AcquireFn acquire, const void* args);
+
+// A release while some thread waits for some lock: hands out the blame of `lock`'s
+// waiters, then calls `release(lock)` (the real unlock). Returns what it returned.
+using ReleaseFn = int (*)(void* lock);
+int ContendedRelease(void* lock, const void* caller, ReleaseFn release);
+
+// A condition wait: the implicit release of `mutex` at its start, then `wait(cond,
+// mutex, args)`, then the mutex re-acquisition's wait (from the signal that woke it).
+using CondWaitCallFn = int (*)(void* cond, void* mutex, const void* args);
+int AccountedCondWait(void* cond, void* mutex, const void* caller, CondWaitCallFn wait, const void* args);
+
+// pthread_cond_signal/broadcast while some thread is in a condition wait.
+void NoteCondSignal(void* cond);
+
+// pthread_mutex_destroy of a lock that has a record.
+void ForgetDestroyedLock(void* lock);
+
+// An acquisition by the calling thread (the fast paths): a thread-local count.
+inline void CountAcquisitionOf(uint64_t* counter) {
+  // One instruction: a signal handler on this thread that locks cannot fall between a
+  // load and a store and lose its count.
+  asm volatile("addq $1, %0" : "+m"(*counter));
+}
+
+}  // namespace cilkprof::agent::locks
