@@ -5,6 +5,7 @@
 
 #include "agent_state.h"
 #include "blame.h"
+#include "runtime_view.h"
 #include "sample_interval.h"
 #include "signal_mask.h"
 
@@ -15,12 +16,25 @@ namespace {
 // signal handler, or by the unwinder) go straight to the real functions.
 __thread int tls_lock_depth __attribute__((tls_model("initial-exec"))) = 0;
 
+// Whether the task-parallel runtime's library (or another module whose frames the
+// unwinder elides) made the call: the runtime's own locks are its scheduling, not the
+// program's contention.
+bool CalledFromElidedCode(const void* caller) {
+  uint32_t count = 0;
+  const unwinder::CodeRange* ranges = ElidedRanges(&count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (ranges[i].Contains(reinterpret_cast<uintptr_t>(caller))) return true;
+  }
+  return false;
+}
+
 // The record of the calling thread when this call is the program's and may be
 // accounted, else nullptr (see lock_accounting.h).
 ThreadRecord* AccountedThread(const void* caller) {
   ThreadRecord* t = tls_thread;
   if (t == nullptr || tls_lock_depth != 0 || t->in_handler) return nullptr;
   if (__atomic_load_n(&g_sampling, __ATOMIC_RELAXED) == 0 || CalledFromHandlerCode(caller)) return nullptr;
+  if (CalledFromElidedCode(caller)) return nullptr;
   return t;
 }
 

@@ -4,10 +4,12 @@
 // handed out at releases, condition waits, and charging the per-thread lock clocks
 // (lock_clock.h) to the calling context with a synchronous unwind.
 //
-// Calls made by the agent's own code or libunwind's, calls made while the thread is in
-// the sampling handler (in_handler) or already inside this bookkeeping (a signal
-// handler that locks while the interrupted code was here), and calls from threads the
-// agent does not profile are passed straight to the real functions.
+// Calls made by the agent's own code or libunwind's, by the task-parallel runtime's
+// library (its own scheduling locks; any module the unwinder elides), calls made while
+// the thread is in the sampling handler (in_handler) or already inside this
+// bookkeeping (a signal handler that locks while the interrupted code was here), and
+// calls from threads the agent does not profile are passed straight to the real
+// functions.
 //
 // Everything here is async-signal-safe (a signal handler may lock): no malloc, no lock
 // but a record's own spinlock, held for a few instructions and a clock read, by a
