@@ -268,6 +268,7 @@ TEST(LockBlameE2E, FailedTrylocksAreNeverWaits) {
   const LockRun run = RunLockProgram("trylock");
   EXPECT_EQ(run.facts.results.at("trylock_busy"), 1000);
   const Process& p = run.processes.at(0);
+  EXPECT_GE(p.total(&ThreadLocks::acquisitions), 1u) << "the holder's lock is counted";
   EXPECT_EQ(p.total(&ThreadLocks::wait_ns), 0u);
   EXPECT_EQ(p.total(&ThreadLocks::contended), 0u);
   EXPECT_TRUE(p.locks.empty());
@@ -334,6 +335,7 @@ TEST(LockBlameE2E, LockInSignalHandlerNeverDeadlocks) {
   const LockRun run = RunLockProgram("signal");
   EXPECT_EQ(run.facts.results.at("handled_enough"), 1);
   ExpectConservation(run.processes.at(0));
+  EXPECT_GE(run.processes.at(0).total(&ThreadLocks::acquisitions), 1000u) << "the handlers' locks too";
 }
 
 TEST(LockBlameE2E, UnlockOfAMutexNotHeld) {
@@ -341,6 +343,7 @@ TEST(LockBlameE2E, UnlockOfAMutexNotHeld) {
   EXPECT_EQ(run.facts.results.at("errorcheck_unlock"), EPERM);
   EXPECT_EQ(run.facts.results.at("errorcheck_unlock_contended"), EPERM);
   ExpectConservation(run.processes.at(0));
+  EXPECT_EQ(run.processes.at(0).total(&ThreadLocks::contended), 1u) << "the waiter behind the bogus unlocks";
 }
 
 TEST(LockBlameE2E, ThousandsOfDistinctLocks) {
@@ -375,6 +378,7 @@ TEST(LockBlameE2E, AgentInternalLocksStayOut) {
   const LockRun run = RunLockProgram("threads");
   const Process& p = run.processes.at(0);
   ExpectConservation(p);
+  EXPECT_GE(p.total(&ThreadLocks::acquisitions), 400u) << "the program's own locks are counted";
   for (const auto& [key, l] : p.locks) {
     if (key.first == 0) continue;
     EXPECT_EQ(p.modules.at(key.first).path().find("libcilkprof_agent"), std::string::npos);
