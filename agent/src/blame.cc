@@ -2,6 +2,7 @@
 
 #include "agent_state.h"
 #include "instrumentation.h"
+#include "locks/tail_call.h"
 
 #include "cilkprof/unwinder/logical.h"
 #include "runtime_view.h"
@@ -66,6 +67,13 @@ uint32_t LockLeaf(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mod
   const unwinder::LogicalResult r = Unwind(t, context, mode, view, synchronous);
   *partial = r.partial || r.truncated || r.depth == 0;
   uint32_t node = InsertPath(&t->cct, t->frames, r.depth, *partial, /*empty_is_root=*/false, GapOf(r));
+  // A synchronous charge is unwound from the interposed call itself: when the program
+  // reached it by a tail call, the function that made it is not on the stack any more
+  // (locks/tail_call.h) and goes back in as the innermost frame.
+  const uintptr_t tail_caller = synchronous && r.depth > 0 ? locks::TailCaller(t->frames[0].pc + 1) : 0;
+  if (node != kNoNode && tail_caller != 0) {
+    node = t->cct.FindOrInsertChild(node, tail_caller, NodeKind::kPc, static_cast<uint8_t>(unwinder::Edge::kCall));
+  }
   if (node != kNoNode) node = t->cct.FindOrInsertChild(node, lock, NodeKind::kLock, 0);
   if (node == kNoNode) {
     CounterAdd(&counters->dropped_no_memory, 1);

@@ -13,6 +13,7 @@ target_sources(cilkprof_agent PRIVATE
   ${CILKPROF_LOCKS_DIR}/lock_accounting.cc
   ${CILKPROF_LOCKS_DIR}/lock_calls.cc
   ${CILKPROF_LOCKS_DIR}/lock_report.cc
+  ${CILKPROF_LOCKS_DIR}/tail_call.cc
 )
 # The frames between the program's lock call and the lock clocks' unwind must be
 # walkable by the frame-pointer unwinder.

@@ -43,6 +43,7 @@
 #include <cstring>
 #include <new>
 
+#include "function_entry.h"
 #include "instrumentation.h"
 #include "workspan/pool.h"
 #include "workspan/profile.h"
@@ -107,57 +108,14 @@ struct SiteInfo {
   bool caller_in_runtime;
 };
 
-// ---------------------------------------------------------------------------------
-// The function that holds a code address, from the module's .eh_frame_hdr search
-// table (every function the compiler emits unwind tables for has an FDE). Lock-free
-// and async-signal-safe: _dl_find_object (glibc 2.35) and reads of mapped tables.
-// Only the encodings GCC, clang and binutils emit on x86-64 are read; anything else
-// answers "unknown" (0), and the call is then taken for an ordinary call site.
-
+// The function that holds a code address (function_entry.h), and whether it is the
+// runtime's code (the child trampoline).
 const void* g_runtime_map = nullptr;  // the runtime library's link map
 
-int32_t ReadS32(const unsigned char* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 uintptr_t FunctionEntryOf(uintptr_t address, bool* in_runtime) {
-  *in_runtime = false;
-  dl_find_object object;
-  if (_dl_find_object(reinterpret_cast<void*>(address), &object) != 0) return 0;
-  *in_runtime = g_runtime_map != nullptr && object.dlfo_link_map == g_runtime_map;
-  const auto* hdr = static_cast<const unsigned char*>(object.dlfo_eh_frame);
-  // version 1; eh_frame_ptr pcrel|sdata4; fde_count udata4; table datarel|sdata4.
-  if (hdr == nullptr || hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b) return 0;
-  uint32_t count;
-  std::memcpy(&count, hdr + 8, sizeof count);
-  const unsigned char* table = hdr + 12;
-  const auto base = reinterpret_cast<intptr_t>(hdr);
-  const auto target = static_cast<intptr_t>(address);
-  // The last entry whose initial location is <= address.
-  uint32_t lo = 0, hi = count;
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (base + ReadS32(table + 8 * mid) <= target) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == 0) return 0;
-  const intptr_t entry = base + ReadS32(table + 8 * (lo - 1));
-  const auto* fde = reinterpret_cast<const unsigned char*>(base + ReadS32(table + 8 * (lo - 1) + 4));
-  uint32_t length;
-  std::memcpy(&length, fde, sizeof length);
-  if (length == 0 || length == 0xffffffffu || length < 16) return 0;
-  // FDE: length, CIE pointer, pc_begin (pcrel sdata4), pc_range (udata4).
-  const unsigned char* pc_begin = fde + 8;
-  if (reinterpret_cast<intptr_t>(pc_begin) + ReadS32(pc_begin) != entry) return 0;  // another encoding
-  uint32_t range;
-  std::memcpy(&range, fde + 12, sizeof range);
-  if (target >= entry + static_cast<intptr_t>(range)) return 0;  // in a gap between functions
-  return static_cast<uintptr_t>(entry);
+  const FunctionEntry found = agent::FunctionEntryOf(address);
+  *in_runtime = g_runtime_map != nullptr && found.link_map == g_runtime_map;
+  return found.entry;
 }
 
 Slot* g_slots = nullptr;
