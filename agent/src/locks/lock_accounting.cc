@@ -1,12 +1,14 @@
 #include "locks/lock_accounting.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <ucontext.h>
 
 #include "agent_state.h"
 #include "blame.h"
 #include "runtime_view.h"
 #include "sample_interval.h"
+#include "real_functions.h"
 #include "signal_mask.h"
 
 namespace cilkprof::agent::locks {
@@ -43,8 +45,16 @@ void Add(uint64_t* total, uint64_t value) { __atomic_fetch_add(total, value, __A
 uint64_t Period() { return g_state->sampler.period_ns; }
 
 // One synchronous charge of the lock clocks: the context of this frame, unwound as the
-// probe's is (runtime_attach.cc), with the sampling handler kept off the record.
+// probe's is (runtime_attach.cc), with the sampling handler kept off the record. The
+// sampling signal is blocked meanwhile, so that a sample falling due during the unwind
+// is taken just after it instead of being dropped as re-entrant (2.6% of lock_contention's
+// samples were, at a 200 us period).
 __attribute__((noinline)) void ChargeNow(ThreadRecord* t, uintptr_t lock, MetricId metric, uint64_t amount) {
+  sigset_t sampling, previous;
+  sigemptyset(&sampling);
+  const int signo = KeptSignal();
+  if (signo > 0) sigaddset(&sampling, signo);
+  real::pthread_sigmask()(SIG_BLOCK, &sampling, &previous);
   t->in_handler = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   ucontext_t context;
@@ -52,6 +62,7 @@ __attribute__((noinline)) void ChargeNow(ThreadRecord* t, uintptr_t lock, Metric
   if (getcontext(&context) == 0) ChargeLock(t, &context, mode, lock, metric, amount);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t->in_handler = 0;
+  real::pthread_sigmask()(SIG_SETMASK, &previous, nullptr);
 }
 
 void Advance(ThreadRecord* t, LockClock* clock, uintptr_t lock, MetricId metric, uint64_t amount) {
