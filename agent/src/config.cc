@@ -172,6 +172,7 @@ Config ParseConfig(const EnvLookup& env, std::vector<std::string>* errors) {
   }
 
   p.Flag("CILKPROF_QUIET", &config.quiet);
+  p.Flag("CILKPROF_LOCKS", &config.locks);
 
   if (const char* source = p.Get("CILKPROF_SAMPLE_SOURCE")) {
     if (std::strcmp(source, "auto") == 0) {

@@ -33,6 +33,7 @@ struct Config {
   uint32_t max_nodes = 1u << 20;  // per thread
   std::string spill_dir;           // never empty after parsing
   bool quiet = false;
+  bool locks = true;  // CILKPROF_LOCKS: lock blame (issue 14); 0 makes every lock call the real one
   SampleSourceChoice sample_source = SampleSourceChoice::kAuto;
   // TCP (a `tcp:HOST:PORT` socket only): CILKPROF_TCP_SECRET_FILE, the token read from
   // it at start-up (kept in memory; never printed), or why there is none. Exactly one

@@ -33,6 +33,7 @@ TEST(Config, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c.max_nodes, 1u << 20);
   EXPECT_EQ(c.spill_dir, "/tmp");
   EXPECT_FALSE(c.quiet);
+  EXPECT_TRUE(c.locks);
   EXPECT_EQ(c.sample_source, SampleSourceChoice::kAuto);
 }
 
@@ -49,6 +50,7 @@ TEST(Config, ReadsEveryVariable) {
                           {"CILKPROF_SPILL_DIR", "/var/tmp"},
                           {"TMPDIR", "/ignored"},
                           {"CILKPROF_QUIET", "1"},
+                          {"CILKPROF_LOCKS", "0"},
                           {"CILKPROF_SAMPLE_SOURCE", "timer"}},
                          &errors);
   EXPECT_TRUE(errors.empty()) << errors.front();
@@ -62,6 +64,7 @@ TEST(Config, ReadsEveryVariable) {
   EXPECT_EQ(c.max_nodes, 4096u);
   EXPECT_EQ(c.spill_dir, "/var/tmp");
   EXPECT_TRUE(c.quiet);
+  EXPECT_FALSE(c.locks);
   EXPECT_EQ(c.sample_source, SampleSourceChoice::kTimer);
 }
 

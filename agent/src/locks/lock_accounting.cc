@@ -36,6 +36,7 @@ ThreadRecord* AccountedThread(const void* caller) {
   ThreadRecord* t = tls_thread;
   if (t == nullptr || tls_lock_depth != 0 || t->in_handler) return nullptr;
   if (__atomic_load_n(&g_sampling, __ATOMIC_RELAXED) == 0 || CalledFromHandlerCode(caller)) return nullptr;
+  if (!g_state->config.locks) return nullptr;  // CILKPROF_LOCKS=0: waits go unmeasured
   if (CalledFromElidedCode(caller)) return nullptr;
   return t;
 }
