@@ -361,6 +361,26 @@ TEST(LockBlameE2E, ThousandsOfDistinctLocks) {
   EXPECT_EQ(distinct, 3000u);
 }
 
+// A lock destroyed and a new one initialized at its address: the agent goes on (no
+// stale waiter, no crash), the address is one lock row with both lives' waits.
+TEST(LockBlameE2E, ADestroyedLocksAddressReusedByANewLock) {
+  const LockRun run = RunLockProgram("reuse");
+  const Process& p = run.processes.at(0);
+  ExpectConservation(p);
+  const uint64_t at = run.facts.locks.at("reused");
+  uint64_t contended = 0, wait = 0, blame = 0;
+  for (const auto& [key, l] : p.locks) {
+    if (p.Address(key.first, key.second) != at) continue;
+    contended += l.contended;
+    wait += l.wait_ns;
+    blame += l.blame_ns;
+  }
+  EXPECT_EQ(contended, 2u);
+  EXPECT_GT(wait, 0u);
+  EXPECT_LE(blame, wait);
+  EXPECT_EQ(p.total(&ThreadLocks::contended), 2u);
+}
+
 TEST(LockBlameE2E, ForkWithAProcessSharedMutex) {
   const LockRun run = RunLockProgram("fork");
   EXPECT_EQ(run.facts.results.at("child_status"), 0);

@@ -476,6 +476,46 @@ int Many() {
   return 0;
 }
 
+// --- a lock destroyed, and a new one initialized at its address, both contended --------
+// Each life: the main thread holds it while a second thread waits for it, once. The
+// second life starts while the first's record still exists (no waiter left on it).
+alignas(64) pthread_mutex_t g_reused;
+std::atomic<int> g_reuse_turn{0};
+
+void* ReuseWaiter(void*) {
+  g_tids[1].store(Tid());
+  for (int life = 1; life <= 2; ++life) {
+    while (g_reuse_turn.load() != life) sched_yield();
+    pthread_mutex_lock(&g_reused);
+    pthread_mutex_unlock(&g_reused);
+    g_reuse_turn.store(-life);
+  }
+  return nullptr;
+}
+
+int Reuse() {
+  printf("lock reused %" PRIuPTR "\n", reinterpret_cast<uintptr_t>(&g_reused));
+  pthread_t t;
+  pthread_create(&t, nullptr, ReuseWaiter, nullptr);
+  while (g_tids[1].load() == 0) sched_yield();
+  for (int life = 1; life <= 2; ++life) {
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    // The second life is another kind of mutex: nothing of the first may carry over.
+    if (life == 2) pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&g_reused, &attr);
+    pthread_mutexattr_destroy(&attr);
+    pthread_mutex_lock(&g_reused);
+    g_reuse_turn.store(life);
+    WaitAsleep(g_tids[1].load());
+    pthread_mutex_unlock(&g_reused);
+    while (g_reuse_turn.load() != -life) sched_yield();
+    if (pthread_mutex_destroy(&g_reused) != 0) return 3;
+  }
+  pthread_join(t, nullptr);
+  return 0;
+}
+
 // --- fork with a process-shared mutex: the child waits while the parent holds it ---------
 int ForkShared() {
   auto* shared = static_cast<pthread_mutex_t*>(
@@ -554,8 +594,9 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "unheld") == 0) return UnlockUnheld();
   if (strcmp(mode, "many") == 0) return Many();
   if (strcmp(mode, "fork") == 0) return ForkShared();
+  if (strcmp(mode, "reuse") == 0) return Reuse();
   if (strcmp(mode, "threads") == 0) return Threads();
-  fprintf(stderr, "usage: %s holder|single|trylock|timedlock|recursive|rwlock|spin|cond|signal|unheld|many|fork|threads\n",
+  fprintf(stderr, "usage: %s holder|single|trylock|timedlock|recursive|rwlock|spin|cond|signal|unheld|many|fork|reuse|threads\n",
           argv[0]);
   return 2;
 }
