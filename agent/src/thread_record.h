@@ -78,6 +78,11 @@ struct ThreadRecord {
   locks::LockClock lock_wait_clock;
   locks::LockClock lock_blame_clock;
   uint64_t lock_clock_rng = 0;
+  // Owner-only: uncontended acquisitions left before the next one whose lock is looked
+  // up (its record, if any, gets the interval's length: LockRecord.acquisitions), and
+  // that interval's length (lock_accounting.h, SampleAcquisition).
+  int32_t acquisition_countdown = 0;
+  uint32_t acquisition_interval = 0;
   unwinder::Frame frames[kMaxFrames];  // here rather than on a possibly small stack
 
   // Lifecycle.

@@ -92,6 +92,7 @@ void WriteLockDelta(const LockDeltaMsg& l, ProtoWriter* w) {
   w->Varint(5, l.wait_ns);
   w->Varint(6, l.blame_ns);
   w->Varint(7, l.timeouts);
+  w->Varint(8, l.acquisitions);
 }
 
 void WriteThreadDelta(const ThreadDeltaMsg& t, ProtoWriter* w) {

@@ -92,6 +92,7 @@ struct LockDeltaMsg {
   uint64_t offset = 0;
   uint32_t kind = 0;  // wire LockKind
   uint64_t contended = 0, wait_ns = 0, blame_ns = 0, timeouts = 0;
+  uint64_t acquisitions = 0;  // estimated: wire.proto LockDelta
 };
 
 struct DeltaMsg {

@@ -15,6 +15,7 @@ void LockTable::Totals::Add(const Totals& in) {
   wait_ns += in.wait_ns;
   blame_ns += in.blame_ns;
   timeouts += in.timeouts;
+  acquisitions += in.acquisitions;
 }
 
 Status LockTable::Validate(const google::protobuf::RepeatedPtrField<wire::LockDelta>& locks,
@@ -43,7 +44,8 @@ void LockTable::Merge(const google::protobuf::RepeatedPtrField<wire::LockDelta>&
   for (const wire::LockDelta& lock : locks) {
     const uint32_t module = lock.module_id() == 0 ? 0 : module_index(lock.module_id());
     locks_[{module, lock.offset()}].Add(Totals{static_cast<int>(lock.kind()), lock.contended(),
-                                               lock.wait_ns(), lock.blame_ns(), lock.timeouts()});
+                                               lock.wait_ns(), lock.blame_ns(), lock.timeouts(),
+                                               lock.acquisitions()});
   }
 }
 
@@ -77,6 +79,7 @@ void LockTable::Build(const std::function<uint32_t(uint32_t, uint64_t)>& locatio
     lock->set_wait_ns(totals->wait_ns);
     lock->set_blame_ns(totals->blame_ns);
     lock->set_timeouts(totals->timeouts);
+    lock->set_acquisitions(totals->acquisitions);
   }
 }
 

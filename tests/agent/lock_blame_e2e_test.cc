@@ -57,6 +57,7 @@ Facts ParseFacts(const std::string& out) {
 struct LockTotals {
   uint32_t kind = 0;
   uint64_t contended = 0, wait_ns = 0, blame_ns = 0, timeouts = 0;
+  uint64_t acquisitions = 0;  // estimated
 };
 
 struct ThreadLocks {
@@ -122,6 +123,7 @@ Process FoldProcess(const ReceivedConnection& connection) {
       totals.wait_ns += l.wait_ns();
       totals.blame_ns += l.blame_ns();
       totals.timeouts += l.timeouts();
+      totals.acquisitions += l.acquisitions();
     }
   }
   return p;
@@ -379,6 +381,33 @@ TEST(LockBlameE2E, ADestroyedLocksAddressReusedByANewLock) {
   EXPECT_GT(wait, 0u);
   EXPECT_LE(blame, wait);
   EXPECT_EQ(p.total(&ThreadLocks::contended), 2u);
+}
+
+// Per-lock acquisitions are estimated (one uncontended acquisition in about 32 looks its
+// lock up): a lock contended once, then taken 200000 times without contention by one
+// thread, and a second lock never contended. ~6000 looked-up acquisitions: the estimate
+// is within a few percent; 15% is a generous bound. The never-contended lock has no
+// record, so no row.
+TEST(LockBlameE2E, AcquisitionsPerLockAreEstimated) {
+  const LockRun run = RunLockProgram("acquire");
+  const Process& p = run.processes.at(0);
+  ExpectConservation(p);
+  const uint64_t hot = run.facts.locks.at("hot"), quiet = run.facts.locks.at("quiet");
+  uint64_t acquisitions = 0, contended = 0;
+  bool quiet_row = false;
+  for (const auto& [key, l] : p.locks) {
+    const uint64_t at = p.Address(key.first, key.second);
+    if (at == quiet) quiet_row = true;
+    if (at != hot) continue;
+    acquisitions += l.acquisitions;
+    contended += l.contended;
+  }
+  EXPECT_EQ(contended, 1u);
+  EXPECT_GE(acquisitions, 0.85 * 200000) << acquisitions;
+  EXPECT_LE(acquisitions, 1.15 * 200000) << acquisitions;
+  EXPECT_FALSE(quiet_row);
+  // The threads' exact count has them all: 200000 + 1 + 200000 (quiet) + the waiter's 1.
+  EXPECT_GE(p.total(&ThreadLocks::acquisitions), 400002u);
 }
 
 TEST(LockBlameE2E, ForkWithAProcessSharedMutex) {

@@ -516,6 +516,36 @@ int Reuse() {
   return 0;
 }
 
+// --- acquisitions per lock: one contention, then many uncontended acquisitions ---------
+pthread_mutex_t g_hot = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t g_quiet = PTHREAD_MUTEX_INITIALIZER;
+
+void* HotWaiter(void*) {
+  g_tids[1].store(Tid());
+  pthread_mutex_lock(&g_hot);
+  pthread_mutex_unlock(&g_hot);
+  return nullptr;
+}
+
+int Acquire() {
+  printf("lock hot %" PRIuPTR "\n", reinterpret_cast<uintptr_t>(&g_hot));
+  printf("lock quiet %" PRIuPTR "\n", reinterpret_cast<uintptr_t>(&g_quiet));
+  pthread_mutex_lock(&g_hot);
+  pthread_t t;
+  pthread_create(&t, nullptr, HotWaiter, nullptr);
+  while (g_tids[1].load() == 0) sched_yield();
+  WaitAsleep(g_tids[1].load());
+  pthread_mutex_unlock(&g_hot);
+  pthread_join(t, nullptr);
+  for (int i = 0; i < 200000; ++i) {
+    pthread_mutex_lock(&g_hot);
+    pthread_mutex_unlock(&g_hot);
+    pthread_mutex_lock(&g_quiet);
+    pthread_mutex_unlock(&g_quiet);
+  }
+  return 0;
+}
+
 // --- fork with a process-shared mutex: the child waits while the parent holds it ---------
 int ForkShared() {
   auto* shared = static_cast<pthread_mutex_t*>(
@@ -595,8 +625,9 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "many") == 0) return Many();
   if (strcmp(mode, "fork") == 0) return ForkShared();
   if (strcmp(mode, "reuse") == 0) return Reuse();
+  if (strcmp(mode, "acquire") == 0) return Acquire();
   if (strcmp(mode, "threads") == 0) return Threads();
-  fprintf(stderr, "usage: %s holder|single|trylock|timedlock|recursive|rwlock|spin|cond|signal|unheld|many|fork|reuse|threads\n",
+  fprintf(stderr, "usage: %s holder|single|trylock|timedlock|recursive|rwlock|spin|cond|signal|unheld|many|fork|reuse|acquire|threads\n",
           argv[0]);
   return 2;
 }

@@ -190,10 +190,15 @@ TEST(LocksView, TextJsonAndCsv) {
   auto rows = LockRows(testing::LockProfile());
   ASSERT_TRUE(rows.ok());
   const std::string text = RenderLocksText(*rows, 3);
-  EXPECT_EQ(text.rfind("wait (ms)  wait %  blame (ms)  blame/wait  contended  timeouts  kind   lock", 0), 0u) << text;
-  EXPECT_NE(text.find("     80.0   80.0%        60.0       75.0%         40         0  mutex  g_mutex         prog.cc:5\n"),
+  EXPECT_EQ(text.rfind("wait (ms)  wait %  blame (ms)  blame/wait  acquisitions  contended  timeouts  kind   lock", 0),
+            0u)
+      << text;
+  // Acquisitions are an estimate ("~"), unknown ("-") when the profile has none.
+  EXPECT_NE(text.find("     80.0   80.0%        60.0       75.0%         ~1200         40         0  mutex  g_mutex    "
+                      "     prog.cc:5\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("75.0%             -         10         2  spin"), std::string::npos) << text;
   EXPECT_NE(text.find("g_mutex (mutex, prog.cc:5):\n  holders, by blame"), std::string::npos) << text;
   EXPECT_NE(text.find("    100.0%  60.0 ms  hold_long() (prog.cc:22) <- worker(int) (prog.cc:31) <- main (prog.cc:10)\n"),
             std::string::npos)
@@ -208,11 +213,13 @@ TEST(LocksView, TextJsonAndCsv) {
   EXPECT_EQ(json[0]["holders"][0]["line"], 22);
   EXPECT_DOUBLE_EQ(json[0]["waiters"][0]["value_ns"].get<double>(), 80 * kMs);
   EXPECT_EQ(json[1]["timeouts"], 2);
+  EXPECT_EQ(json[0]["acquisitions"], 1200);
+  EXPECT_EQ(json[1]["acquisitions"], 0);
 
   const std::string csv = RenderLocksCsv(*rows);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "lock,file,line,kind,contended,wait_ns,blame_ns,blame_percent,timeouts,top_holder,top_holder_blame_ns,"
-            "top_waiter,top_waiter_wait_ns");
+            "top_waiter,top_waiter_wait_ns,acquisitions");
   EXPECT_NE(csv.find("\ng_mutex,prog.cc,5,mutex,40,80000000,60000000,75,0,hold_long() (prog.cc:22) <- worker(int) "
                      "(prog.cc:31) <- main (prog.cc:10),60000000,"),
             std::string::npos)

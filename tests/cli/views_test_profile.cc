@@ -195,6 +195,7 @@ profile::Profile LockProfile() {
   lock->set_location(g_mutex);
   lock->set_kind(wire::LOCK_MUTEX);
   lock->set_contended(40);
+  lock->set_acquisitions(1200);  // estimated by the agent; the heap spinlock's is unknown (0)
   lock->set_wait_ns(80'000'000);
   lock->set_blame_ns(60'000'000);
   lock = p.add_locks();

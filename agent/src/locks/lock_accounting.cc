@@ -84,6 +84,26 @@ void AdvanceWaitClock(ThreadRecord* t, uintptr_t lock, uint64_t wait) {
   if (wait > sampled) Advance(t, &t->lock_wait_clock, lock, kMetricLockWait, wait - sampled);
 }
 
+}  // namespace
+
+void SampleAcquisition(ThreadRecord* t, const void* lock) {
+  // xorshift64: the thread's own generator (the lock clocks' seed, drawn once).
+  if (t->lock_clock_rng == 0) t->lock_clock_rng = SeedSampleIntervals(static_cast<uint64_t>(t->tid), 0x10c6);
+  uint64_t x = t->lock_clock_rng;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  t->lock_clock_rng = x;
+  const uint32_t weight = t->acquisition_interval;  // the interval this acquisition ends
+  const auto next = static_cast<uint32_t>(1 + x % (2 * kAcquisitionSampleMean - 1));
+  t->acquisition_interval = next;
+  t->acquisition_countdown = static_cast<int32_t>(next);
+  if (weight == 0 || g_lock_table.size() == 0) return;
+  if (LockRecord* r = g_lock_table.Find(reinterpret_cast<uintptr_t>(lock))) Add(&r->acquisitions, weight);
+}
+
+namespace {
+
 void MarkWaiting(ThreadRecord* t, void* lock, uint64_t since) {
   t->lock_wait_sampled_ns = 0;
   __atomic_store_n(&t->waiting_since_ns, since, __ATOMIC_RELAXED);

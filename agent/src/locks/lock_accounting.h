@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "locks/lock_table.h"
+#include "thread_record.h"
 
 namespace cilkprof::agent::locks {
 
@@ -50,6 +51,20 @@ inline void CountAcquisitionOf(uint64_t* counter) {
   // One instruction: a signal handler on this thread that locks cannot fall between a
   // load and a store and lose its count.
   asm volatile("addq $1, %0" : "+m"(*counter));
+}
+
+// Per-lock acquisitions without touching shared state on the fast path: about one
+// uncontended acquisition in kAcquisitionSampleMean (at random: intervals drawn
+// uniformly from 1 to 2 x mean - 1, so that no regular pattern of locks aliases with
+// them) looks its lock up, and the lock's record, when it has one (it was contended),
+// gets the interval's length. An unbiased estimate per lock; acquisitions before a
+// lock's first contention have no record to go to. The fast path pays a thread-local
+// decrement; the sampled one a lock-free lookup. Not for the sampling handler.
+inline constexpr uint32_t kAcquisitionSampleMean = 32;
+void SampleAcquisition(ThreadRecord* t, const void* lock);
+inline void CountUncontendedAcquisition(ThreadRecord* t, const void* lock) {
+  CountAcquisitionOf(&t->counters.lock_acquisitions);
+  if (__builtin_expect(--t->acquisition_countdown <= 0, 0)) SampleAcquisition(t, lock);
 }
 
 }  // namespace cilkprof::agent::locks

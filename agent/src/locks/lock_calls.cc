@@ -58,11 +58,12 @@ inline Fn Real(Fn* slot, Fn (*resolve)()) {
   return fn;
 }
 
-// Counts an acquisition in the calling thread's record (not the sampling handler's, nor
-// the lock clocks' unwinding: in_handler).
-inline void CountAcquisition() {
+// Counts an uncontended acquisition of `lock` in the calling thread's record (not the
+// sampling handler's, nor the lock clocks' unwinding: in_handler), and now and then
+// for the lock itself (lock_accounting.h, SampleAcquisition).
+inline void CountAcquisition(const void* lock) {
   ThreadRecord* t = tls_thread;
-  if (t != nullptr && !t->in_handler) locks::CountAcquisitionOf(&t->counters.lock_acquisitions);
+  if (t != nullptr && !t->in_handler) locks::CountUncontendedAcquisition(t, lock);
 }
 
 inline bool NobodyWaits() { return __builtin_expect(locks::g_lock_table.waiters() == 0, 1); }
@@ -145,11 +146,11 @@ inline int Acquire(Lock* lock, TryFn trylock, LockKind kind, locks::AcquireFn bl
                    const void* caller) {
   const int rc = trylock(lock);
   if (__builtin_expect(rc == 0, 1)) {
-    CountAcquisition();
+    CountAcquisition((const void*)lock);  // (const void*): spinlocks are volatile
     return 0;
   }
   if (rc != EBUSY) {
-    if (Acquired(rc)) CountAcquisition();
+    if (Acquired(rc)) CountAcquisition((const void*)lock);
     return rc;
   }
   return locks::ContendedAcquire((void*)lock, kind, caller, blocking, args);  // (void*): spinlocks are volatile
@@ -162,7 +163,7 @@ inline int Acquire(Lock* lock, TryFn trylock, LockKind kind, locks::AcquireFn bl
 CILKPROF_EXPORT int pthread_mutex_lock(pthread_mutex_t* m) {
   if (__builtin_expect(LooksFree(m), 1)) {
     const int rc = Real(&g_mutex_lock, real::pthread_mutex_lock)(m);
-    if (__builtin_expect(rc == 0, 1) || rc == EOWNERDEAD) CountAcquisition();
+    if (__builtin_expect(rc == 0, 1) || rc == EOWNERDEAD) CountAcquisition(m);
     return rc;
   }
   return Acquire(m, Real(&g_mutex_trylock, real::pthread_mutex_trylock), LockKind::kMutex, MutexLock, nullptr,
@@ -171,7 +172,7 @@ CILKPROF_EXPORT int pthread_mutex_lock(pthread_mutex_t* m) {
 
 CILKPROF_EXPORT int pthread_mutex_trylock(pthread_mutex_t* m) {
   const int rc = Real(&g_mutex_trylock, real::pthread_mutex_trylock)(m);
-  if (Acquired(rc)) CountAcquisition();
+  if (Acquired(rc)) CountAcquisition(m);
   return rc;
 }
 
@@ -209,13 +210,13 @@ CILKPROF_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
 
 CILKPROF_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t* l) {
   const int rc = Real(&g_rwlock_tryrdlock, real::pthread_rwlock_tryrdlock)(l);
-  if (rc == 0) CountAcquisition();
+  if (rc == 0) CountAcquisition((const void*)l);
   return rc;
 }
 
 CILKPROF_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t* l) {
   const int rc = Real(&g_rwlock_trywrlock, real::pthread_rwlock_trywrlock)(l);
-  if (rc == 0) CountAcquisition();
+  if (rc == 0) CountAcquisition((const void*)l);
   return rc;
 }
 
@@ -254,7 +255,7 @@ CILKPROF_EXPORT int pthread_spin_lock(pthread_spinlock_t* l) {
 
 CILKPROF_EXPORT int pthread_spin_trylock(pthread_spinlock_t* l) {
   const int rc = Real(&g_spin_trylock, real::pthread_spin_trylock)(l);
-  if (rc == 0) CountAcquisition();
+  if (rc == 0) CountAcquisition((const void*)l);
   return rc;
 }
 

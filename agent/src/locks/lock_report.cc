@@ -23,7 +23,9 @@ void AppendLockDeltas(PcResolver* resolver, std::vector<LockDeltaMsg>* out) {
     d.wait_ns = Take(&r->wait_ns, &r->sent_wait_ns);
     d.blame_ns = Take(&r->blame_ns, &r->sent_blame_ns);
     d.timeouts = Take(&r->timeouts, &r->sent_timeouts);
-    if (d.contended == 0 && d.wait_ns == 0 && d.blame_ns == 0 && d.timeouts == 0) continue;
+    // Uncontended (sampled) plus contended (exact): the lock's acquisitions.
+    d.acquisitions = Take(&r->acquisitions, &r->sent_acquisitions) + d.contended;
+    if (d.contended == 0 && d.wait_ns == 0 && d.blame_ns == 0 && d.timeouts == 0 && d.acquisitions == 0) continue;
     if (!r->resolved) {
       const ResolvedPc where = resolver->ResolveData(r->address);
       r->module_id = where.module_id;
@@ -39,7 +41,7 @@ void AppendLockDeltas(PcResolver* resolver, std::vector<LockDeltaMsg>* out) {
 
 void ResendAllLocks() {
   for (LockRecord* r = g_lock_table.first(); r != nullptr; r = r->all_next) {
-    r->sent_contended = r->sent_wait_ns = r->sent_blame_ns = r->sent_timeouts = 0;
+    r->sent_contended = r->sent_wait_ns = r->sent_blame_ns = r->sent_timeouts = r->sent_acquisitions = 0;
   }
 }
 

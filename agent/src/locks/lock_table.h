@@ -44,12 +44,14 @@ struct LockRecord {
   uint64_t wait_ns = 0;
   uint64_t blame_ns = 0;
   uint64_t timeouts = 0;
+  // Uncontended acquisitions, estimated by sampling (lock_accounting.h, SampleAcquisition).
+  uint64_t acquisitions = 0;
   // Condition variables: threads in a wait on it, and the last signal/broadcast time
   // while there were (relaxed atomics).
   uint64_t cond_waiters = 0;
   uint64_t last_signal_ns = 0;
   // The flusher's: what it has reported, and the lock's resolved identity.
-  uint64_t sent_contended = 0, sent_wait_ns = 0, sent_blame_ns = 0, sent_timeouts = 0;
+  uint64_t sent_contended = 0, sent_wait_ns = 0, sent_blame_ns = 0, sent_timeouts = 0, sent_acquisitions = 0;
   bool resolved = false;
   uint32_t module_id = 0;
   uint64_t offset = 0;

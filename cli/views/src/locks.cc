@@ -188,6 +188,7 @@ Result<std::vector<LockRow>> LockRows(const profile::Profile& p, const ProfileNo
     LockRow& row = rows[it->second];
     row.contended += lock.contended();
     row.timeouts += lock.timeouts();
+    row.acquisitions += lock.acquisitions();
     row.wait_ns += static_cast<double>(lock.wait_ns());
     row.blame_ns += static_cast<double>(lock.blame_ns());
     total_wait += static_cast<double>(lock.wait_ns());
@@ -272,19 +273,21 @@ std::string RenderLocksText(const std::vector<LockRow>& rows, size_t contexts) {
   const std::string suffix = scale.suffix.empty() ? "" : " (" + scale.suffix + ")";
   std::vector<TextColumn> columns = {{"wait" + suffix, false, {}}, {"wait %", false, {}},
                                      {"blame" + suffix, false, {}}, {"blame/wait", false, {}},
-                                     {"contended", false, {}},      {"timeouts", false, {}},
-                                     {"kind", true, {}},            {"lock", true, {}},
-                                     {"file:line", true, {}}};
+                                     {"acquisitions", false, {}},   {"contended", false, {}},
+                                     {"timeouts", false, {}},       {"kind", true, {}},
+                                     {"lock", true, {}},            {"file:line", true, {}}};
   for (const LockRow& r : rows) {
     columns[0].cells.push_back(FormatScaled(r.wait_ns, scale));
     columns[1].cells.push_back(Fixed1Percent(r.wait_share));
     columns[2].cells.push_back(FormatScaled(r.blame_ns, scale));
     columns[3].cells.push_back(r.wait_ns > 0 ? Fixed1Percent(r.blame_share) : "-");
-    columns[4].cells.push_back(std::to_string(r.contended));
-    columns[5].cells.push_back(std::to_string(r.timeouts));
-    columns[6].cells.push_back(r.kind);
-    columns[7].cells.push_back(r.identity.name);
-    columns[8].cells.push_back(LockPlace(r));
+    // Estimated (sampled), hence "~"; "-" for profiles recorded before the estimate.
+    columns[4].cells.push_back(r.acquisitions > 0 ? "~" + std::to_string(r.acquisitions) : "-");
+    columns[5].cells.push_back(std::to_string(r.contended));
+    columns[6].cells.push_back(std::to_string(r.timeouts));
+    columns[7].cells.push_back(r.kind);
+    columns[8].cells.push_back(r.identity.name);
+    columns[9].cells.push_back(LockPlace(r));
   }
   std::string out = RenderTextTable(columns);
   if (rows.empty()) {
@@ -325,6 +328,7 @@ std::string RenderLocksJson(const std::vector<LockRow>& rows) {
     o["blame_percent"] = 100.0 * r.blame_share;
     o["wait_percent"] = 100.0 * r.wait_share;
     o["timeouts"] = r.timeouts;
+    o["acquisitions"] = r.acquisitions;
     o["holders"] = ContextsJson(r.holders);
     o["waiters"] = ContextsJson(r.waiters);
     out.push_back(std::move(o));
@@ -335,7 +339,7 @@ std::string RenderLocksJson(const std::vector<LockRow>& rows) {
 std::string RenderLocksCsv(const std::vector<LockRow>& rows) {
   std::string out =
       "lock,file,line,kind,contended,wait_ns,blame_ns,blame_percent,timeouts,top_holder,top_holder_blame_ns,"
-      "top_waiter,top_waiter_wait_ns\n";
+      "top_waiter,top_waiter_wait_ns,acquisitions\n";
   for (const LockRow& r : rows) {
     const LockContext none;
     const LockContext& holder = r.holders.empty() ? none : r.holders.front();
@@ -343,7 +347,8 @@ std::string RenderLocksCsv(const std::vector<LockRow>& rows) {
     out += CsvField(r.identity.name) + "," + CsvField(r.file) + "," + std::to_string(r.line) + "," + r.kind + "," +
            std::to_string(r.contended) + "," + FormatExact(r.wait_ns) + "," + FormatExact(r.blame_ns) + "," +
            FormatExact(100.0 * r.blame_share) + "," + std::to_string(r.timeouts) + "," + CsvField(holder.frames) +
-           "," + FormatExact(holder.value) + "," + CsvField(waiter.frames) + "," + FormatExact(waiter.value) + "\n";
+           "," + FormatExact(holder.value) + "," + CsvField(waiter.frames) + "," + FormatExact(waiter.value) + "," +
+           std::to_string(r.acquisitions) + "\n";
   }
   return out;
 }

@@ -48,6 +48,7 @@ class LockTable {
   struct Totals {
     int kind = 0;  // wire::LockKind of the latest entry (a destroyed lock's address may be reused)
     uint64_t contended = 0, wait_ns = 0, blame_ns = 0, timeouts = 0;
+    uint64_t acquisitions = 0;  // estimated (wire.LockDelta.acquisitions)
     void Add(const Totals& in);
   };
   std::map<std::pair<uint32_t, uint64_t>, Totals> locks_;  // (module index, offset)

@@ -61,6 +61,7 @@ struct LockRow {
   std::string kind;       // "mutex", "rwlock", "spin"
   uint64_t contended = 0;
   uint64_t timeouts = 0;
+  uint64_t acquisitions = 0;  // contended and uncontended, estimated (Profile.Lock); 0: unknown
   double wait_ns = 0, blame_ns = 0;
   double blame_share = 0;  // blame / wait, 0..1 (0 without wait)
   double wait_share = 0;   // of all locks' wait, 0..1
@@ -81,11 +82,11 @@ void ThresholdLocks(std::vector<LockRow>* rows, double percent);
 // Text: a table of the locks, then each lock's top `contexts` holders and waiters.
 std::string RenderLocksText(const std::vector<LockRow>& rows, size_t contexts);
 // An array of objects: lock, file, line, named, kind, contended, wait_ns, blame_ns,
-// blame_percent, wait_percent, timeouts, holders and waiters ([{function, file, line,
+// blame_percent, wait_percent, timeouts, acquisitions, holders and waiters ([{function, file, line,
 // frames, value_ns, percent}], every context).
 std::string RenderLocksJson(const std::vector<LockRow>& rows);
 // One line per lock: lock,file,line,kind,contended,wait_ns,blame_ns,blame_percent,
-// timeouts,top_holder,top_holder_blame_ns,top_waiter,top_waiter_wait_ns.
+// timeouts,top_holder,top_holder_blame_ns,top_waiter,top_waiter_wait_ns,acquisitions.
 std::string RenderLocksCsv(const std::vector<LockRow>& rows);
 
 }  // namespace cilkprof::views
