@@ -4,10 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <set>
 
@@ -36,7 +33,6 @@ namespace {
 
 // How long to wait, after the program ends, for its agents' last messages.
 constexpr std::chrono::milliseconds kDrain{3000};
-// The program's environment: ours, with the agent preloaded and configured.
 // Which of the agent's two jobs a run of the program does (--workspan).
 enum class Pass {
   kBoth,          // --workspan=same: sampled and instrumented (CILKPROF_WORKSPAN as inherited)
@@ -44,6 +40,7 @@ enum class Pass {
   kInstrumented,  // instrumented only (CILKPROF_SAMPLE_SOURCE=none): the second of separate
 };
 
+// The program's environment: ours, with the agent preloaded and configured for `pass`.
 std::vector<std::string> AgentEnvironment(const std::string& agent, const std::string& socket, const RunArgs& args,
                                           uint64_t period_ns, Pass pass) {
   std::vector<std::string> env;
