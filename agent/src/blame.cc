@@ -115,7 +115,6 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
     if (node == kNoNode) return;
     t->cct.AddMetric(node, kMetricSamples, 1);
     t->cct.AddMetric(node, kMetricLockWait, weight);
-    t->lock_wait_sampled_ns += weight;
     CounterAdd(&counters->samples, 1);
     if (partial) CounterAdd(&counters->partial_unwinds, 1);
     CounterAdd(&counters->cpu_ns, weight);

@@ -16,6 +16,11 @@ namespace {
 // system call, time the event never counted nor sampled (ShortThreads e2e test).
 constexpr uint64_t kFloorNs = 50000;
 
+// u in (0, 1]: the top 53 bits, never 0, so that a logarithm is finite.
+double Uniform(uint64_t* state) { return static_cast<double>((NextRandom(state) >> 11) + 1) * 0x1.0p-53; }
+
+}  // namespace
+
 // xorshift64* (Vigna): fast, no table, good enough for spacing samples.
 uint64_t NextRandom(uint64_t* state) {
   uint64_t x = *state;
@@ -25,11 +30,6 @@ uint64_t NextRandom(uint64_t* state) {
   *state = x;
   return x * 0x2545F4914F6CDD1Dull;
 }
-
-// u in (0, 1]: the top 53 bits, never 0, so that a logarithm is finite.
-double Uniform(uint64_t* state) { return static_cast<double>((NextRandom(state) >> 11) + 1) * 0x1.0p-53; }
-
-}  // namespace
 
 uint64_t SeedSampleIntervals(uint64_t tid, uint64_t salt) {
   // splitmix64 of the two, so that threads started together still draw differently.

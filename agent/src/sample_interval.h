@@ -34,6 +34,9 @@ namespace cilkprof::agent {
 // A per-thread generator state, never 0.
 uint64_t SeedSampleIntervals(uint64_t tid, uint64_t salt);
 
+// The generator's next 64 random bits (xorshift64*); advances `state`.
+uint64_t NextRandom(uint64_t* state);
+
 uint64_t MinSampleInterval(uint64_t mean_ns);
 
 // The next interval, in ns of the thread's clock; advances `state`.

@@ -71,10 +71,7 @@ struct ThreadRecord {
   uintptr_t waiting_lock = 0;
   uint64_t waiting_since_ns = 0;
   uint64_t open_wait_reported_ns = 0;  // the final flush's, under flush_mu
-  // Owner-only: the sample weights the handler charged to lock_wait during the current
-  // wait (taken off the measured wait before it advances the wait clock), and the
-  // virtual clocks with their generator (lock_clock.h).
-  uint64_t lock_wait_sampled_ns = 0;
+  // Owner-only: the virtual clocks with their generator (lock_clock.h).
   locks::LockClock lock_wait_clock;
   locks::LockClock lock_blame_clock;
   uint64_t lock_clock_rng = 0;

@@ -75,25 +75,19 @@ void Advance(ThreadRecord* t, LockClock* clock, uintptr_t lock, MetricId metric,
 
 // A measured wait of `wait` ns for `lock`. With --clock wall the sampler samples the
 // waiting thread (its samples are lock_wait already): the wait only goes to the exact
-// counters. Otherwise the samples the handler took meanwhile (a spinning waiter's CPU
-// time) are taken off before the rest advances the wait clock.
+// counters. Otherwise all of it advances the wait clock: the handler leaves a waiting
+// thread's CPU samples out of the tree (blame.cc, TakeSample).
 void AdvanceWaitClock(ThreadRecord* t, uintptr_t lock, uint64_t wait) {
-  const uint64_t sampled = t->lock_wait_sampled_ns;
-  t->lock_wait_sampled_ns = 0;
   if (g_state->config.clock == ClockKind::kWall && g_state->sampler.sampled) return;
-  if (wait > sampled) Advance(t, &t->lock_wait_clock, lock, kMetricLockWait, wait - sampled);
+  Advance(t, &t->lock_wait_clock, lock, kMetricLockWait, wait);
 }
 
 }  // namespace
 
 void SampleAcquisition(ThreadRecord* t, const void* lock) {
-  // xorshift64: the thread's own generator (the lock clocks' seed, drawn once).
+  // The lock clocks' generator (sample_interval.h), seeded once per thread.
   if (t->lock_clock_rng == 0) t->lock_clock_rng = SeedSampleIntervals(static_cast<uint64_t>(t->tid), 0x10c6);
-  uint64_t x = t->lock_clock_rng;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  t->lock_clock_rng = x;
+  const uint64_t x = NextRandom(&t->lock_clock_rng);
   const uint32_t weight = t->acquisition_interval;  // the interval this acquisition ends
   const auto next = static_cast<uint32_t>(1 + x % (2 * kAcquisitionSampleMean - 1));
   t->acquisition_interval = next;
@@ -105,7 +99,6 @@ void SampleAcquisition(ThreadRecord* t, const void* lock) {
 namespace {
 
 void MarkWaiting(ThreadRecord* t, void* lock, uint64_t since) {
-  t->lock_wait_sampled_ns = 0;
   __atomic_store_n(&t->waiting_since_ns, since, __ATOMIC_RELAXED);
   __atomic_store_n(&t->waiting_lock, reinterpret_cast<uintptr_t>(lock), __ATOMIC_RELEASE);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -209,7 +202,6 @@ int AccountedCondWait(void* cond, void* mutex, const void* caller, CondWaitCallF
       Add(&m->contended, 1);
       Add(&m->wait_ns, reacquire);
     }
-    t->lock_wait_sampled_ns = 0;  // the thread was not marked as waiting
     AdvanceWaitClock(t, reinterpret_cast<uintptr_t>(mutex), reacquire);
   }
   if (blame != 0) {
