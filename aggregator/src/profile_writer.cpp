@@ -127,6 +127,7 @@ WrittenProfile ProfileWriter::Write(const FinishedSession& work) {
     result.totals = profile.totals();
     result.threads = static_cast<uint32_t>(profile.threads_size());
     const auto& process = profile.process();
+    result.runtime = process.runtime();
     if (process.end_unix_ns() > process.start_unix_ns() && process.start_unix_ns() != 0) {
       result.duration_s = double(process.end_unix_ns() - process.start_unix_ns()) / 1e9;
     }

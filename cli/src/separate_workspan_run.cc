@@ -53,24 +53,16 @@ std::string LastLines(const std::string& path, size_t count) {
   return out;
 }
 
-// The profiles of processes that ran on the Cilk runtime, with their ProcessInfo.
-struct Candidate {
-  const aggregator::WrittenProfile* written;
-  std::string executable;
-};
-
-std::vector<Candidate> ProcessesOnTheRuntime(const std::vector<aggregator::WrittenProfile>& sampled) {
-  std::vector<Candidate> out;
+// The profiles of processes that ran on the Cilk runtime, in order of start.
+std::vector<const aggregator::WrittenProfile*> ProcessesOnTheRuntime(
+    const std::vector<aggregator::WrittenProfile>& sampled) {
+  std::vector<const aggregator::WrittenProfile*> out;
   for (const aggregator::WrittenProfile& profile : sampled) {
-    if (profile.recorded_nothing || profile.path.empty() || !profile.status.ok()) continue;
-    // The nodes are streamed past, not kept: only the process's description is needed.
-    auto read = aggregator::ReadProfileFile(profile.path, [](uint32_t, const profile::Node&) {});
-    if (!read.ok() || read->process().runtime().empty()) continue;
-    out.push_back({&profile, profile.process.executable});
+    if (profile.recorded_nothing || profile.path.empty() || !profile.status.ok() || profile.runtime.empty()) continue;
+    out.push_back(&profile);
   }
-  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
-    return a.written->process.sequence < b.written->process.sequence;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto* a, const auto* b) { return a->process.sequence < b->process.sequence; });
   return out;
 }
 
@@ -115,7 +107,7 @@ SeparateRunOutcome MeasureWorkSpanSeparately(const SeparateRunContext& context,
                                              const std::vector<aggregator::WrittenProfile>& sampled,
                                              Progress& progress) {
   SeparateRunOutcome outcome;
-  const std::vector<Candidate> candidates = ProcessesOnTheRuntime(sampled);
+  const std::vector<const aggregator::WrittenProfile*> candidates = ProcessesOnTheRuntime(sampled);
   if (candidates.empty()) return outcome;  // not a Cilk program: nothing to measure
 
   auto fail = [&outcome](std::string problem) {
@@ -183,15 +175,16 @@ SeparateRunOutcome MeasureWorkSpanSeparately(const SeparateRunContext& context,
   }
   std::map<std::string, size_t> seen;
   std::vector<std::string> problems;
-  for (const Candidate& candidate : candidates) {
-    const size_t index = seen[candidate.executable]++;
-    const auto& match = by_executable[candidate.executable];
+  for (const aggregator::WrittenProfile* candidate : candidates) {
+    const std::string& executable = candidate->process.executable;
+    const size_t index = seen[executable]++;
+    const auto& match = by_executable[executable];
     if (index >= match.size()) {
-      problems.push_back(candidate.written->path + ": the instrumented run had no such process");
+      problems.push_back(candidate->path + ": the instrumented run had no such process");
       continue;
     }
-    if (Status grafted = Graft(match[index]->path, candidate.written->path); !grafted.ok()) {
-      problems.push_back(candidate.written->path + ": " + grafted.message());
+    if (Status grafted = Graft(match[index]->path, candidate->path); !grafted.ok()) {
+      problems.push_back(candidate->path + ": " + grafted.message());
     }
   }
   if (!problems.empty()) {

@@ -40,6 +40,7 @@ struct WrittenProfile {
   profile::Totals totals;
   uint32_t threads = 0;
   double duration_s = 0;
+  std::string runtime;  // ProcessInfo.runtime: the task-parallel runtime it ran on, "" if none
 };
 
 struct AggregatorOptions {
