@@ -98,7 +98,9 @@ TEST_P(MergeOracleTest, WrittenProfilesMatchTheReferenceMerge) {
     // the FRAME_LOCK nodes of the same address.
     std::map<std::pair<uint32_t, uint64_t>, uint32_t> lock_location;
     for (int i = 0; i < p.locks_size(); ++i) {
-      if (i > 0) EXPECT_GE(p.locks(i - 1).wait_ns(), p.locks(i).wait_ns());
+      if (i > 0) {
+        EXPECT_GE(p.locks(i - 1).wait_ns(), p.locks(i).wait_ns());
+      }
       const profile::Location& where = p.locations(static_cast<int>(p.locks(i).location()));
       EXPECT_TRUE(lock_location.emplace(std::make_pair(where.module(), where.offset()), p.locks(i).location()).second);
     }
@@ -106,7 +108,9 @@ TEST_P(MergeOracleTest, WrittenProfilesMatchTheReferenceMerge) {
       if (node.kind() != wire::FRAME_LOCK) continue;
       const profile::Location& where = p.locations(static_cast<int>(node.location()));
       auto it = lock_location.find({where.module(), where.offset()});
-      if (it != lock_location.end()) EXPECT_EQ(node.location(), it->second);
+      if (it != lock_location.end()) {
+        EXPECT_EQ(node.location(), it->second);
+      }
     }
 
     // One profile per process: the last image, after the ones it exec'd through.
