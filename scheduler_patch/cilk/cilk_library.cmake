@@ -6,6 +6,7 @@ add_library(cilk SHARED
   src/config.cpp
   src/idle_sleep.cpp
   src/instrument_functions.cpp
+  src/late_attach.cpp
   src/overflow_guard.cpp
   src/runtime.cpp
   src/scheduler.cpp

@@ -4,6 +4,7 @@
 
 #include "asymmetric_fence.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -112,9 +113,15 @@ Runtime* CreateRuntime() {
   InstallOverflowHandler(*runtime);
 
   // The tool, before any worker runs user code, on the thread starting the runtime.
-  if (&cilkprof_tool_attach != nullptr) g_hooks = cilkprof_tool_attach(&kRuntimeView);
-  // Any thread may run instrumented code now: they see the hooks through this one.
-  g_function_hooks.store(g_hooks, std::memory_order_release);
+  // A tool loaded after this library (dlopen()ed, e.g. an agent injected before the
+  // program first entered the runtime) did not bind the weak reference: look it up.
+  auto* tool_attach = &cilkprof_tool_attach;
+  if (tool_attach == nullptr) {
+    tool_attach = reinterpret_cast<decltype(tool_attach)>(dlsym(RTLD_DEFAULT, "cilkprof_tool_attach"));
+  }
+  const cilkprof_hooks_t* hooks = tool_attach != nullptr ? tool_attach(&kRuntimeView) : nullptr;
+  // g_hooks, g_function_hooks, and cilkprof_runtime_view from now on (late_attach.cpp).
+  StartHooks(runtime, hooks, &kRuntimeView);
 
   g_runtime = runtime;
   for (uint32_t i = 1; i < runtime->nworkers; ++i) {

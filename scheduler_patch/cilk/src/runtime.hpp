@@ -147,6 +147,10 @@ struct alignas(64) Worker {
   uint64_t rng = 0;
   bool busy = false;              // counted in g_working
   std::thread thread;
+  // Pool threads: the thread's cilk::detail::tls_inline_scopes, which a change of hooks
+  // rewrites while no root runs (late_attach.cpp). Null for worker 0 (BindRoot sets
+  // the entering thread's own).
+  bool* inline_scopes = nullptr;
 };
 
 // Guard-paged fiber stacks (stack_pool.cpp). A spawn takes a fiber from its worker's
@@ -232,6 +236,7 @@ static_assert(offsetof(cilkprof_saved_regs_t, pc) == 0 && offsetof(cilkprof_save
 
 // ---- globals (runtime.cpp) ----
 extern CILK_HIDDEN Runtime* g_runtime;
+// Written only while no root runs (late_attach.cpp), read by hook sites in roots.
 extern CILK_HIDDEN const cilkprof_hooks_t* g_hooks;
 // The same, for __cyg_profile_func_enter/exit (instrument_functions.cpp), which any
 // thread may call at any time, also while the runtime starts.
@@ -256,6 +261,31 @@ CILK_HIDDEN Runtime& StartRuntime();
 // scheduler.cpp
 CILK_HIDDEN void WorkerThreadMain(Worker* worker);
 CILK_HIDDEN void BindRoot(ScopeState* scope);
+
+// late_attach.cpp: changing the hooks after start-up at a moment no root runs.
+// Set while a cilkprof_runtime_set_hooks request waits for such a moment.
+extern CILK_HIDDEN std::atomic<bool> g_hooks_change_pending;
+// At start-up, after cilkprof_tool_attach: sets g_hooks and g_function_hooks (a
+// request made before the start wins over `from_tool`) and publishes `view` for
+// cilkprof_runtime_view.
+CILK_HIDDEN void StartHooks(Runtime* runtime, const cilkprof_hooks_t* from_tool, const cilkprof_runtime_t* view);
+// A pool thread, first thing: sets its tls_inline_scopes and lets changes rewrite it.
+CILK_HIDDEN void RegisterPoolWorker(Worker* worker);
+// Applies a pending change if no root but the caller's own `own_roots` (0 or 1) runs.
+CILK_HIDDEN void ApplyPendingHooks(Runtime& rt, int own_roots);
+
+// A root has just been counted in active_roots (BindRoot), before its first hook.
+inline void ApplyHooksAtRootBegin(Runtime& rt) {
+  if (__builtin_expect(g_hooks_change_pending.load(std::memory_order_seq_cst), 0)) ApplyPendingHooks(rt, 1);
+}
+
+// A root has just been counted out (UnbindRoot), after its last hook; `roots_before`:
+// active_roots before it was.
+inline void ApplyHooksAtRootEnd(Runtime& rt, int roots_before) {
+  if (__builtin_expect(g_hooks_change_pending.load(std::memory_order_seq_cst), 0) && roots_before == 1) {
+    ApplyPendingHooks(rt, 0);
+  }
+}
 
 // overflow_guard.cpp
 CILK_HIDDEN void InstallOverflowHandler(const Runtime& runtime);

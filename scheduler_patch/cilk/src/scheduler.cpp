@@ -293,7 +293,8 @@ void UnbindRoot() {
   worker->record.segment = nullptr;
   tls_worker = nullptr;
   cilk::detail::tls_inline_scopes = false;
-  rt.active_roots.fetch_sub(1, std::memory_order_seq_cst);
+  const int roots_before = rt.active_roots.fetch_sub(1, std::memory_order_seq_cst);
+  ApplyHooksAtRootEnd(rt, roots_before);  // a hooks change that waited for this root
   rt.entry_mutex.unlock();
 }
 
@@ -449,7 +450,7 @@ inline bool ToolOnlySync(ScopeState* scope) {
 
 void WorkerThreadMain(Worker* worker) {
   tls_worker = worker;
-  cilk::detail::tls_inline_scopes = g_hooks == nullptr;
+  RegisterPoolWorker(worker);  // tls_inline_scopes, now and after a change of hooks
   EnsureAltSignalStack();
   NativeStackBounds(&worker->native_stack.segment.stack_lo, &worker->native_stack.segment.stack_hi);
   worker->native_stack.tsan_fiber = sanitizer::CurrentTsanFiber();
@@ -463,7 +464,6 @@ void BindRoot(ScopeState* scope) {
   rt.entry_mutex.lock();
   Worker* worker = rt.workers[0];
   tls_worker = worker;
-  cilk::detail::tls_inline_scopes = g_hooks == nullptr;  // the tool, if any, attached at start-up
   EnsureAltSignalStack();
 
   // The root segment: this thread's stack, computed once per thread.
@@ -485,6 +485,8 @@ void BindRoot(ScopeState* scope) {
   }
   rt.entry_fp.Capture();
   rt.active_roots.fetch_add(1, std::memory_order_seq_cst);
+  ApplyHooksAtRootBegin(rt);  // a hooks change waiting for a moment with no root: now
+  cilk::detail::tls_inline_scopes = g_hooks == nullptr;
   scope->core.flags |= kScopeRoot;
   worker->record.segment = &rt.root_stack.segment;
   SetBusy(worker, CILKPROF_STATE_WORKING);

@@ -11,6 +11,15 @@
  * without any tool). The tool keeps the cilkprof_runtime_t pointer for the life of the
  * process and returns its hook table, or NULL for none.
  *
+ * Late attach. A tool that arrives after the runtime started (attached to a standby
+ * agent, or injected with ptrace) finds the runtime with
+ * dlsym(RTLD_DEFAULT, "cilkprof_runtime_view") and installs or removes its hooks with
+ * cilkprof_runtime_set_hooks (both below, exported by the runtime library). A change of
+ * hooks takes effect only at a moment when no top-level computation (root) runs, so a
+ * tool sees whole computations, never part of one. A runtime whose weak reference to
+ * cilkprof_tool_attach was not bound (the tool was dlopen()ed after the runtime
+ * library) looks the symbol up with dlsym at its start instead.
+ *
  * Costs with no tool loaded: each hot-path hook site is one load of a global pointer
  * and a predictable branch (CILKPROF_HOOK below). Nothing else.
  *
@@ -144,6 +153,31 @@ typedef struct cilkprof_runtime {
  * tool's hooks (static storage) or NULL. */
 const cilkprof_hooks_t* cilkprof_tool_attach(const cilkprof_runtime_t* runtime)
     __attribute__((weak));
+
+/* ---- Late attach (defined by the runtime; found with dlsym, no version bump). ---- */
+
+/* The runtime's view if the runtime has started in this process (cilkprof_tool_attach
+ * has been called, or would have been), else NULL. Never starts the runtime. Static
+ * storage, valid for the life of the process. Not async-signal-safe. */
+const cilkprof_runtime_t* cilkprof_runtime_view(void);
+
+/* Records `hooks` (static storage; NULL removes the hooks) as the runtime's hook table,
+ * function hooks included, from the next moment at which no top-level computation
+ * (root) runs:
+ *   - at once, if none runs now (before the runtime starts: at its start, in place of
+ *     what cilkprof_tool_attach returns);
+ *   - else when the last running root ends (after its scope_exit), or when a root
+ *     begins while no other runs (before its scope_enter), whichever comes first.
+ * So the hooks see no event of a computation that began before they were installed,
+ * and after a removal took effect, no event at all; a removal never cuts a computation
+ * short. The last call wins when several wait. Under roots that overlap without end
+ * (only possible if a runtime runs several roots at once; the cilk-model runtime runs
+ * one at a time, so each root's end is such a moment) the change waits until they stop.
+ * Cost: the runtime reads one flag at each root's begin and end; spawn and sync pay
+ * nothing. Takes a mutex: never call it from a signal handler, a hook, or inside
+ * cilkprof_tool_attach. The tool must keep its previous table's code alive until the
+ * change took effect (a tool in a loaded library keeps it for the process' life). */
+void cilkprof_runtime_set_hooks(const cilkprof_hooks_t* hooks);
 
 #ifdef __cplusplus
 }  /* extern "C" */
