@@ -2,7 +2,8 @@
 """The example service (examples/service/) and its load generator: replies are right
 (checked here against an independent Python computation), the load generator counts
 and checks what it sends (and catches a wrong reply), and the service ends with status
-0 and removes its socket on `quit` and on SIGTERM.
+0 and removes its socket on `quit` and on SIGTERM, telling systemd (Type=notify) when it
+is ready and when it stops.
 
 Run by CTest (tests/examples/CMakeLists.txt sets CILK_SERVICE and CILK_SERVICE_LOAD).
 Readiness is the service's "listening on" line on stderr; nothing waits on time.
@@ -144,6 +145,26 @@ class ServiceTest(unittest.TestCase):
         self.assertEqual(second.returncode, 1)
         self.assertIn("another service is listening at " + self.service.path, second.stderr)
         self.assertEqual(self.converse(["ping"]), ["ok pong"])
+
+
+class SystemdNotifyTest(unittest.TestCase):
+    def test_ready_and_stopping(self):
+        """Type=notify (deploy/cilk-service.service): READY=1 once listening, STOPPING=1 on stop."""
+        with tempfile.TemporaryDirectory() as d:
+            notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            notify.bind(os.path.join(d, "notify"))
+            os.environ["NOTIFY_SOCKET"] = os.path.join(d, "notify")
+            try:
+                service = Service()
+            finally:
+                del os.environ["NOTIFY_SOCKET"]
+            self.addCleanup(service.close)
+            self.assertEqual(notify.recv(256), b"READY=1")
+            service.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(notify.recv(256), b"STOPPING=1")
+            status, stderr = service.finish()
+            self.assertEqual(status, 0, stderr)
+            notify.close()
 
 
 class LoadGeneratorTest(unittest.TestCase):
