@@ -21,7 +21,21 @@ static void* idle_thread(void* arg) {
   return NULL;
 }
 
+// Overwrites xmm8-15 (and their upper ymm halves), as any code may: the injector must
+// give the borrowed thread its own values back (register_keeper checks them).
+static void clobber_vector_registers(void) {
+  __asm__ volatile("pcmpeqb %%xmm8, %%xmm8\n pcmpeqb %%xmm9, %%xmm9\n pcmpeqb %%xmm10, %%xmm10\n"
+                   "pcmpeqb %%xmm11, %%xmm11\n pcmpeqb %%xmm12, %%xmm12\n pcmpeqb %%xmm13, %%xmm13\n"
+                   "pcmpeqb %%xmm14, %%xmm14\n pcmpeqb %%xmm15, %%xmm15"
+                   ::: "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+  if (__builtin_cpu_supports("avx")) {
+    __asm__ volatile("vpcmpeqb %%ymm8, %%ymm8, %%ymm8\n vpcmpeqb %%ymm15, %%ymm15, %%ymm15\n vzeroupper"
+                     ::: "xmm8", "xmm15");
+  }
+}
+
 __attribute__((visibility("default"))) int cilkprof_agent_start_injected(void) {
+  clobber_vector_registers();
   const char* exit_code = getenv("INJECT_TEST_EXIT");
   if (exit_code) _exit(atoi(exit_code));
   if (getenv("INJECT_TEST_FAIL")) {
