@@ -14,6 +14,7 @@
 
 #include "cilkprof/aggregator/framing.h"
 #include "socket_directory.h"
+#include "window_duration.h"
 
 namespace cilkprof::daemon {
 
@@ -25,7 +26,8 @@ ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args) {
   o.socket_path = DefaultSocketPath();
   CLI::App app{
       "cilkprofd: collects profiles from Cilkprof agents and writes one profile file per "
-      "profiled process (DIR/<program>.<pid>[.<n>].cilkprof). Security and limits: "
+      "profiled process (DIR/<program>.<pid>[.<n>].cilkprof), or with --window one per "
+      "process per window (DIR/<program>.<pid>.<UTC start>.cilkprof). Security and limits: "
       "docs/SECURITY.md.",
       "cilkprofd"};
   app.add_option("--socket", o.socket_path,
@@ -72,11 +74,28 @@ ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args) {
   app.add_option("--drain-ms", o.drain_ms,
                  "on SIGINT/SIGTERM, wait up to this long for connected agents to finish")
       ->capture_default_str();
+  std::string window_text;
+  app.add_option("--window", window_text,
+                 "continuous mode: every DURATION (e.g. 60s, 10m, 1h; windows aligned to the "
+                 "clock), write each connected process's profile of that window")
+      ->type_name("DURATION")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const auto parsed = ParseWindowDuration(text);
+            return parsed.ok() ? std::string() : parsed.status().message();
+          },
+          "DURATION"));
+  app.add_option("--keep", o.keep,
+                 "with --window: keep the newest N window files of each process, delete older "
+                 "ones; 0 = keep all")
+      ->capture_default_str();
   app.set_version_flag("--version", "cilkprofd 0.1.0");
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
     o.socket_is_default = app.count("--socket") == 0;
+    o.keep_given = app.count("--keep") != 0;
+    if (!window_text.empty()) o.window = *ParseWindowDuration(window_text);
   } catch (const CLI::ParseError& e) {
     parsed.exit_now = true;
     parsed.exit_code = e.get_exit_code();
@@ -128,6 +147,9 @@ Status ValidateDaemonOptions(const DaemonOptions& options) {
   }
   if (options.tcp_endpoint.empty() && !options.tcp_secret_file.empty()) {
     return Status::Error("--tcp-secret-file is for TCP agents: give --tcp HOST:PORT too, or drop it");
+  }
+  if (options.keep_given && options.window.count() == 0) {
+    return Status::Error("--keep rotates the files of --window: give --window DURATION too, or drop --keep");
   }
   if (auto uids = AllowedUids(options); !uids.ok()) return uids.status();
   return Status::Ok();

@@ -1,6 +1,7 @@
 // Command line of cilkprofd, and the defaults it derives from the environment.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,10 @@ struct DaemonOptions {
   uint32_t max_tcp_connections_per_minute = 600;
   std::string log_level = "info";
   unsigned drain_ms = 0;     // on SIGINT/SIGTERM, wait this long for agents' last deltas
+  // Continuous mode: a profile per process per window (--window); 0: off.
+  std::chrono::seconds window{0};
+  uint32_t keep = 60;        // window files kept per process (--keep); 0: all
+  bool keep_given = false;
 };
 
 // <DefaultSocketDirectory()>/cilkprofd.sock: $XDG_RUNTIME_DIR/cilkprof/cilkprofd.sock,
@@ -45,7 +50,8 @@ struct ParsedCommandLine {
 ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args);
 
 // Checks what can be checked before starting: the output directory exists and is
-// writable, --tcp comes with --tcp-secret-file, every --allow-uid names a user.
+// writable, --tcp comes with --tcp-secret-file, every --allow-uid names a user, --keep
+// comes with --window.
 Status ValidateDaemonOptions(const DaemonOptions& options);
 
 // The uids of --allow-uid (numbers, or user names looked up).

@@ -16,6 +16,7 @@
 #include "daemon_logging.h"
 #include "daemon_options.h"
 #include "socket_directory.h"
+#include "window_timer.h"
 
 namespace {
 
@@ -88,6 +89,8 @@ int main(int argc, char** argv) {
   aggregator_options.max_profiles_per_client = options.max_profiles_per_minute;
   aggregator_options.max_tcp_connections_per_address = options.max_tcp_connections_per_minute;
   aggregator_options.limit_window = std::chrono::minutes(1);
+  aggregator_options.window = options.window;
+  aggregator_options.keep_windows = options.keep;
   aggregator_options.output_path = [dir = options.output_dir](const aggregator::ProcessKey& key) {
     return aggregator::UniqueProfilePath(dir, key);
   };
@@ -98,11 +101,22 @@ int main(int argc, char** argv) {
     _exit(1);
   }
   spdlog::info("cilkprofd: writing profiles to {}", options.output_dir);
+  // Continuous mode: the cuts run on a thread of their own, which is stopped before
+  // Finish (no cut once the connections are being closed).
+  std::unique_ptr<daemon::WindowTimer> windows;
+  if (options.window.count() > 0) {
+    spdlog::info("cilkprofd: continuous mode, a profile per process every {} s (windows aligned to "
+                 "the clock), keeping {} per process",
+                 options.window.count(),
+                 options.keep == 0 ? std::string("all") : fmt::format("the newest {}", options.keep));
+    windows = std::make_unique<daemon::WindowTimer>(**started, options.window);
+  }
 
   int signal_number = 0;
   while (sigwait(&shutdown_signals, &signal_number) != 0) {
   }
   spdlog::info("cilkprofd: {} received, shutting down", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  windows.reset();
   const auto written = (*started)->Finish(std::chrono::milliseconds(options.drain_ms));
   size_t failed = 0;
   for (const auto& profile : written) failed += profile.status.ok() ? 0 : 1;

@@ -195,13 +195,23 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
   if (!exec_chain_.empty() && exec_chain_.front().start_unix_ns() != 0) {
     process->set_start_unix_ns(exec_chain_.front().start_unix_ns());
   }
-  if (has_goodbye_) {
+  if (window_cut_) {
+    // A window of a process that went on (continuous mode): no end yet.
+    process->set_end_unix_ns(window_end_unix_ns_);
+    process->set_end_reason("window");
+  } else if (has_goodbye_) {
     process->set_end_unix_ns(goodbye_.end_unix_ns() != 0 ? goodbye_.end_unix_ns() : end_unix_ns);
     process->set_end_reason(goodbye_.reason().empty() ? "exit" : goodbye_.reason());
   } else {
     process->set_end_unix_ns(end_unix_ns);
     process->set_end_reason("connection lost");
     if (std::string lost = UnflushedTailWarning(end_unix_ns); !lost.empty()) process->add_warnings(lost);
+  }
+  if (window_start_unix_ns_ != 0) {
+    // Continuous mode: the window, and the time its data covers (profile.proto).
+    process->set_window_start_unix_ns(window_start_unix_ns_);
+    process->set_window_end_unix_ns(window_cut_ ? window_end_unix_ns_ : process->end_unix_ns());
+    process->set_start_unix_ns(std::max(process->start_unix_ns(), window_start_unix_ns_));
   }
   // Also when the last image lost its connection: FoldExecPredecessor may have carried
   // an earlier image's runtime into goodbye_.

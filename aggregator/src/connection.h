@@ -26,6 +26,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -48,6 +49,13 @@ class ConnectionBase {
   // Ends the connection from outside (shutdown): what the agent sent is merged, then
   // its data is written as "connection lost". Thread-safe.
   virtual void Close() = 0;
+  // Continuous mode (server.h, "Windows"): on the connection's strand, merges what the
+  // agent has sent so far (what the socket holds, without waiting), then ends the
+  // session's window at `end_unix_ns` and calls `take` with it; with nullptr when there
+  // is no window to take (no Hello yet, or the connection ended). `take` is called
+  // exactly once, on the strand.
+  using TakeWindow = std::function<void(std::unique_ptr<Session>, const PeerIdentity&)>;
+  virtual void CutWindow(uint64_t end_unix_ns, TakeWindow take) = 0;
 };
 
 // What a connection needs from the server.
@@ -57,6 +65,9 @@ class ConnectionOwner {
   virtual MemoryBudget& memory_budget() = 0;
   // 0: never drop a stalled connection.
   virtual std::chrono::milliseconds stall_timeout() const = 0;
+  // Continuous mode: the start of the current window (ns since the Unix epoch), given
+  // to each session when its Hello arrives; 0: not windowed.
+  virtual uint64_t window_start_unix_ns() const = 0;
   // The token TCP clients must present (NormalizeToken'ed).
   virtual const std::string& tcp_token() const = 0;
   virtual void CountDropped() = 0;
@@ -141,6 +152,18 @@ class Connection final : public ConnectionBase,
     });
   }
 
+  void CutWindow(uint64_t end_unix_ns, TakeWindow take) override {
+    boost::asio::dispatch(socket_.get_executor(), [self = this->shared_from_this(), end_unix_ns,
+                                                   take = std::move(take)] {
+      self->MergeAvailable();
+      if (self->ended_ || self->closing_ || !self->session_->has_hello()) {
+        take(nullptr, self->peer_);
+        return;
+      }
+      take(self->session_->TakeWindow(end_unix_ns, /*last=*/false), self->peer_);
+    });
+  }
+
  private:
   enum class Step { kProgress, kWouldBlock, kWaitingForMemory, kEndOfStream, kEnded };
 
@@ -158,7 +181,7 @@ class Connection final : public ConnectionBase,
     }
     uint64_t quota = kTurnBytes;
     while (true) {
-      switch (ReadStep(&quota, /*may_wait=*/true)) {
+      switch (ReadStep(&quota, Reserve::kWait)) {
         case Step::kProgress:
           if (quota > 0) continue;
           // Not waiting for readability: bytes are left, and the reactor is edge
@@ -195,10 +218,15 @@ class Connection final : public ConnectionBase,
     }
   }
 
+  // How a read gets the memory for a frame: waits for it (the usual reads); takes it if
+  // free, else stops reading for now (a window cut); takes it if free, else ends the
+  // connection (shutdown).
+  enum class Reserve { kWait, kIfFree, kOrEnd };
+
   // One read: the authentication line, a frame header, or (memory reserved) payload.
-  Step ReadStep(uint64_t* quota, bool may_wait) {
+  Step ReadStep(uint64_t* quota, Reserve reserve) {
     if (authenticating_) return AuthenticationStep();
-    if (meter_.header_complete() && reserved_ == 0 && !ReserveFrame(may_wait)) {
+    if (meter_.header_complete() && reserved_ == 0 && !ReserveFrame(reserve)) {
       return ended_ ? Step::kEnded : Step::kWaitingForMemory;
     }
     const size_t want = static_cast<size_t>(std::min<uint64_t>(meter_.bytes_to_boundary(), kChunkBytes));
@@ -226,7 +254,7 @@ class Connection final : public ConnectionBase,
   // Reserves the frame whose header was just read. False if it has to wait (then
   // OnMemoryGranted resumes) or the connection ended (dropped, or shutting down with
   // no memory to spare).
-  bool ReserveFrame(bool may_wait) {
+  bool ReserveFrame(Reserve reserve) {
     const uint64_t bytes = meter_.frame_bytes();
     MemoryBudget& budget = owner_->memory_budget();
     if (bytes > budget.capacity()) {
@@ -236,11 +264,13 @@ class Connection final : public ConnectionBase,
           bytes, budget.capacity()));
       return false;
     }
-    if (!may_wait) {
+    if (reserve != Reserve::kWait) {
       if (budget.TryReserve(bytes)) {
         reserved_ = bytes;
+        ArmStallTimer();
         return true;
       }
+      if (reserve == Reserve::kIfFree) return false;
       Warn(fmt::format(
           "shutting down with the memory budget in use: the last frame ({} bytes) is not read",
           bytes));
@@ -331,10 +361,18 @@ class Connection final : public ConnectionBase,
       if (!had_hello && session_->has_hello()) {
         const wire::Hello& hello = session_->hello();
         if (uint64_t suppressed = 0; owner_->hello_limiter().Allow(&suppressed)) {
-          spdlog::info("connection #{} ({}): pid {} ({}) connected, clock {}, period {} ns{}",
-                       sequence_, peer_.Describe(), hello.pid(), hello.executable(), hello.clock(),
-                       hello.period_ns(),
+          // `cilkprof attach` connects with its own credentials and hands the connection
+          // to the process: the Hello says who is profiled, the peer who connected.
+          const bool handed_over = peer_.is_unix && peer_.has_credentials &&
+                                   static_cast<uint32_t>(peer_.pid) != hello.pid();
+          spdlog::info("connection #{} ({}): pid {} ({}) connected{}, clock {}, period {} ns{}",
+                       sequence_, peer_.Describe(), hello.pid(), hello.executable(),
+                       handed_over ? fmt::format(" through a connection pid {} made", peer_.pid) : "",
+                       hello.clock(), hello.period_ns(),
                        suppressed == 0 ? "" : fmt::format(" ({} such lines suppressed)", suppressed));
+        }
+        if (const uint64_t window = owner_->window_start_unix_ns(); window != 0) {
+          session_->set_window_start(window);
         }
         owner_->HelloArrived(sequence_, peer_, hello);
       }
@@ -360,7 +398,7 @@ class Connection final : public ConnectionBase,
   void MergeBufferedThenEnd() {
     uint64_t unlimited = std::numeric_limits<uint64_t>::max();
     while (true) {
-      switch (ReadStep(&unlimited, /*may_wait=*/false)) {
+      switch (ReadStep(&unlimited, Reserve::kOrEnd)) {
         case Step::kProgress:
           continue;
         case Step::kEndOfStream:
@@ -369,10 +407,22 @@ class Connection final : public ConnectionBase,
         case Step::kWouldBlock:
           End();
           return;
-        case Step::kWaitingForMemory:  // not with may_wait false
+        case Step::kWaitingForMemory:  // not with Reserve::kOrEnd
         case Step::kEnded:
           return;
       }
+    }
+  }
+
+  // A window cut: merges the frames the socket holds now, without waiting for more or
+  // for memory. The connection's own reads go on as before: a pending readiness wait
+  // fires on the next data (this read until the socket was empty, or stopped at a
+  // frame that needs memory, which a queued turn or a later wait reads), and end of
+  // stream is left for them to see.
+  void MergeAvailable() {
+    if (ended_ || closing_ || authenticating_ || memory_ticket_ != 0) return;
+    uint64_t unlimited = std::numeric_limits<uint64_t>::max();
+    while (ReadStep(&unlimited, Reserve::kIfFree) == Step::kProgress && !ended_) {
     }
   }
 

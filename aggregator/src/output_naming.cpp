@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <ctime>
+
 #include <fmt/format.h>
 
 namespace cilkprof::aggregator {
@@ -32,9 +34,19 @@ std::string UniqueProfilePath(const std::string& dir, const ProcessKey& process)
   std::string prefix = dir.empty() ? std::string(".") : dir;
   if (prefix.back() != '/') prefix += '/';
   prefix += fmt::format("{}.{}", SafeBasename(process.executable), process.pid);
+  if (process.window_start_unix_ns != 0) prefix += "." + UtcTimestamp(process.window_start_unix_ns);
   std::string path = prefix + ".cilkprof";
   for (unsigned n = 1; Exists(path); ++n) path = fmt::format("{}.{}.cilkprof", prefix, n);
   return path;
+}
+
+std::string UtcTimestamp(uint64_t unix_ns) {
+  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000u);
+  tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
+  return text;
 }
 
 }  // namespace cilkprof::aggregator

@@ -6,7 +6,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 
 #include "cilkprof/aggregator/output_naming.h"
@@ -104,6 +106,8 @@ void ProfileWriter::Run() {
       queue_.pop_front();
     }
     WrittenProfile result = Write(work);
+    Rotate(work, result);
+    if (work.done) work.done(result);
     {
       std::lock_guard lock(mutex_);
       written_.push_back(result);
@@ -156,7 +160,11 @@ WrittenProfile ProfileWriter::Write(const FinishedSession& work) {
   } catch (const std::exception& e) {
     result.status = Status::Error(std::string("building the profile failed: ") + e.what());
   }
-  if (result.status.ok()) {
+  if (result.status.ok() && work.key.window_start_unix_ns != 0) {
+    spdlog::info("wrote window {} to {} of pid {} ({}): {} ({} samples, {} threads)",
+                 UtcTimestamp(work.key.window_start_unix_ns), UtcTimestamp(work.key.window_end_unix_ns),
+                 work.key.pid, work.key.executable, result.path, result.totals.samples(), result.threads);
+  } else if (result.status.ok()) {
     spdlog::info("wrote profile of pid {} ({}): {} ({} samples, {} threads)", work.key.pid,
                  work.key.executable, result.path, result.totals.samples(), result.threads);
   } else if (!result.path.empty()) {
@@ -167,6 +175,25 @@ WrittenProfile ProfileWriter::Write(const FinishedSession& work) {
                   work.key.executable, result.status.message());
   }
   return result;
+}
+
+void ProfileWriter::Rotate(const FinishedSession& work, const WrittenProfile& written) {
+  if (work.key.window_start_unix_ns == 0 || options_.keep_windows == 0) return;
+  const auto process = std::make_pair(work.key.pid, work.key.executable);
+  std::deque<std::string>& files = window_files_[process];
+  if (!written.path.empty()) files.push_back(written.path);
+  while (files.size() > options_.keep_windows) {
+    // Only files this writer wrote: a name is never reused while it exists.
+    if (::unlink(files.front().c_str()) == 0) {
+      spdlog::debug("removed {}: the newest {} windows of pid {} are kept", files.front(),
+                    options_.keep_windows, work.key.pid);
+    } else if (errno != ENOENT) {
+      spdlog::warn("could not remove the old window profile {} ({}); it stays", files.front(),
+                   std::strerror(errno));
+    }
+    files.pop_front();
+  }
+  if (work.last_window) window_files_.erase(process);  // its pid may be reused by another
 }
 
 }  // namespace cilkprof::aggregator::internal

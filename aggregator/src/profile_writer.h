@@ -4,6 +4,8 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -20,6 +22,11 @@ struct FinishedSession {
   std::unique_ptr<Session> session;
   ProcessKey key;
   uint64_t end_unix_ns = 0;
+  // Continuous mode: a connection's last window (its process's window files are no
+  // longer rotated after it).
+  bool last_window = false;
+  // Called on the writer thread once it is written (or failed), before on_written.
+  std::function<void(const WrittenProfile&)> done;
 };
 
 // One thread, so symbolization (slow, and SymbolSources are single-threaded) never
@@ -48,6 +55,8 @@ class ProfileWriter {
  private:
   void Run();
   WrittenProfile Write(const FinishedSession& work);
+  // Deletes the oldest window files of work.key's process beyond options.keep_windows.
+  void Rotate(const FinishedSession& work, const WrittenProfile& written);
 
   const AggregatorOptions& options_;
   SymbolSourceFactory symbols_;
@@ -56,6 +65,9 @@ class ProfileWriter {
   std::deque<FinishedSession> queue_;
   std::vector<WrittenProfile> written_;
   bool stopping_ = false;
+  // Writer thread only: the window files written per process (pid, executable), oldest
+  // first, for Rotate.
+  std::map<std::pair<uint32_t, std::string>, std::deque<std::string>> window_files_;
   std::thread thread_;  // last: starts after the members it uses
 };
 

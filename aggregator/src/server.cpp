@@ -94,6 +94,10 @@ struct Aggregator::Impl final : internal::ConnectionOwner {
         user_on_written(std::move(options.on_written)),
         writer_turns([this](FinishedSession work) { writer.Submit(std::move(work)); }),
         writer(options, std::move(symbols)) {
+    if (options.window.count() > 0) {
+      const uint64_t length = static_cast<uint64_t>(options.window.count());
+      window_start.store(NowUnixNs() / length * length);
+    }
     allowed_uids = options.allowed_peer_uids;
     if (allowed_uids.empty()) allowed_uids.push_back(static_cast<uint32_t>(::geteuid()));
     // The writer tells us when it is done with a profile, so that it gets the next one
@@ -128,6 +132,10 @@ struct Aggregator::Impl final : internal::ConnectionOwner {
   void StopAccepting(Listener<Acceptor>* listener);
   template <class Acceptor>
   void AcceptBacklogAndClose(Listener<Acceptor>* listener);
+  // Starts the connections waiting in the listen backlog (I/O thread): CutWindow's
+  // window includes agents whose connect() completed before it.
+  template <class Acceptor>
+  void AcceptBacklog(Listener<Acceptor>* listener);
   void ListenerStopped();
   template <class Socket>
   void StartConnection(Socket socket);
@@ -138,6 +146,7 @@ struct Aggregator::Impl final : internal::ConnectionOwner {
   size_t max_frame_bytes() const override { return options.max_frame_bytes; }
   internal::MemoryBudget& memory_budget() override { return budget; }
   std::chrono::milliseconds stall_timeout() const override { return options.stall_timeout; }
+  uint64_t window_start_unix_ns() const override { return window_start.load(); }
   const std::string& tcp_token() const override { return token; }
   void CountDropped() override { dropped.fetch_add(1, std::memory_order_relaxed); }
   void CountRefusedAuthentication() override {
@@ -178,6 +187,20 @@ struct Aggregator::Impl final : internal::ConnectionOwner {
   void WriteChain(std::vector<std::pair<ImageOrder, Image>> chain);
   void WriteProcess(uint32_t sequence, const std::string& client, std::unique_ptr<Session> session,
                     uint64_t end_unix_ns);
+  FinishedSession WorkFor(uint32_t sequence, const Session& session) const;
+  // Whether `client` may have one more profile written now; if not, counts and logs it.
+  bool AllowProfile(const std::string& client, const ProcessKey& key);
+  // Continuous mode: the windows one CutWindow takes, and the profiles written of them.
+  struct WindowCut {
+    std::mutex mutex;
+    std::condition_variable changed;
+    size_t connections = 0;  // cut tasks posted
+    size_t taken = 0;        // of them, done
+    size_t submitted = 0;    // window profiles handed to the writer
+    std::vector<WrittenProfile> written;
+  };
+  void WindowTaken(const std::shared_ptr<WindowCut>& cut, uint64_t end_unix_ns, uint32_t sequence,
+                   const PeerIdentity& peer, std::unique_ptr<Session> window);
   // Arms exec_timer for the earliest successor deadline (I/O thread only).
   void ArmExecTimer();
   void OnExecTimer();
@@ -214,6 +237,9 @@ struct Aggregator::Impl final : internal::ConnectionOwner {
   std::atomic<uint64_t> profiles_over_limit{0};
   std::atomic<uint32_t> next_sequence{0};
   std::atomic<uint32_t> program_pid{0};  // SetProgramPid; 0: the first connection is the program
+  std::atomic<uint64_t> window_start{0};  // continuous mode: the current window's start
+  std::mutex cut_mutex;  // one CutWindow at a time, and none once Finish has begun
+  bool finishing = false;  // guarded by cut_mutex
 
   std::mutex mutex;
   std::condition_variable connections_changed;
@@ -383,6 +409,19 @@ void Aggregator::Impl::AcceptBacklogAndClose(Listener<Acceptor>* listener) {
   acceptor.close(ec);
 }
 
+template <class Acceptor>
+void Aggregator::Impl::AcceptBacklog(Listener<Acceptor>* listener) {
+  Acceptor& acceptor = listener->acceptor;
+  if (stopping_accept || !acceptor.is_open()) return;
+  boost::system::error_code ec;
+  acceptor.non_blocking(true, ec);
+  while (!ec) {
+    typename Acceptor::protocol_type::socket socket(asio::make_strand(io));
+    acceptor.accept(socket, ec);
+    if (!ec) StartConnection(std::move(socket));
+  }
+}
+
 void Aggregator::Impl::HelloArrived(uint64_t sequence, const PeerIdentity& peer,
                                     const wire::Hello& hello) {
   std::lock_guard lock(chains_mutex);
@@ -413,6 +452,10 @@ void Aggregator::Impl::ConnectionEnded(uint64_t sequence, const PeerIdentity& pe
     }
   }
   if (has_data) {
+    const uint64_t end_unix_ns = NowUnixNs();
+    // Continuous mode: its last window, compacted like the others (the exec chain folds
+    // those).
+    if (options.window.count() > 0) session = session->TakeWindow(end_unix_ns, /*last=*/true);
     const ProcessId process(session->hello().hostname(), session->hello().pid());
     bool waits = false;
     {
@@ -421,7 +464,7 @@ void Aggregator::Impl::ConnectionEnded(uint64_t sequence, const PeerIdentity& pe
       Image& image = chains[process][order];
       image.ppid = session->hello().ppid();
       image.client = peer.ClientKey();
-      image.end_unix_ns = NowUnixNs();
+      image.end_unix_ns = end_unix_ns;
       if (session->ended_by_exec()) {
         image.successor_deadline = Clock::now() + options.exec_successor_wait;
         waits = true;
@@ -505,13 +548,12 @@ void Aggregator::Impl::WriteChain(std::vector<std::pair<ImageOrder, Image>> chai
 void Aggregator::Impl::WriteProcess(uint32_t sequence, const std::string& client,
                                     std::unique_ptr<Session> session, uint64_t end_unix_ns) {
   const wire::Hello& hello = session->hello();
-  FinishedSession work;
-  work.key.pid = hello.pid();
-  work.key.ppid = hello.ppid();
-  work.key.executable = hello.executable();
-  work.key.sequence = sequence;
-  for (const profile::ExecImage& image : session->exec_chain()) {
-    work.key.exec_chain.push_back(image.executable());
+  FinishedSession work = WorkFor(sequence, *session);
+  if (options.window.count() > 0) {
+    work.key.window_end_unix_ns = end_unix_ns;
+    work.last_window = true;
+    // Its last window adds nothing to those written before it.
+    if (session->earlier_windows() > 0 && session->RecordedNothing()) return;
   }
   // The program (by pid once known: a process it forked can connect before it does).
   const uint32_t program = program_pid.load(std::memory_order_acquire);
@@ -523,22 +565,64 @@ void Aggregator::Impl::WriteProcess(uint32_t sequence, const std::string& client
     recorded_nothing.push_back(std::move(skipped));
     return;
   }
-  if (!limits.AllowProfile(client, PeerLimits::Clock::now())) {
-    profiles_over_limit.fetch_add(1, std::memory_order_relaxed);
-    if (uint64_t suppressed = 0; profile_limit_limiter.Allow(&suppressed)) {
-      spdlog::warn(
-          "not writing the profile of pid {} ({}) from {}: that client has written {} profiles "
-          "in {}, its limit (cilkprofd --max-profiles-per-minute){}",
-          work.key.pid, work.key.executable, client, options.max_profiles_per_client,
-          WindowText(options.limit_window),
-          suppressed == 0 ? "" : fmt::format("; {} more not written since the last such message",
-                                             suppressed));
-    }
-    return;
-  }
+  if (!AllowProfile(client, work.key)) return;
   work.end_unix_ns = end_unix_ns;
   work.session = std::move(session);
   writer_turns.Add(client, std::move(work));
+}
+
+FinishedSession Aggregator::Impl::WorkFor(uint32_t sequence, const Session& session) const {
+  const wire::Hello& hello = session.hello();  // the profiled process, whoever connected
+  FinishedSession work;
+  work.key.pid = hello.pid();
+  work.key.ppid = hello.ppid();
+  work.key.executable = hello.executable();
+  work.key.sequence = sequence;
+  for (const profile::ExecImage& image : session.exec_chain()) {
+    work.key.exec_chain.push_back(image.executable());
+  }
+  work.key.window_start_unix_ns = session.window_start_unix_ns();
+  return work;
+}
+
+bool Aggregator::Impl::AllowProfile(const std::string& client, const ProcessKey& key) {
+  if (limits.AllowProfile(client, PeerLimits::Clock::now())) return true;
+  profiles_over_limit.fetch_add(1, std::memory_order_relaxed);
+  if (uint64_t suppressed = 0; profile_limit_limiter.Allow(&suppressed)) {
+    spdlog::warn(
+        "not writing the profile of pid {} ({}) from {}: that client has written {} profiles "
+        "in {}, its limit (cilkprofd --max-profiles-per-minute){}",
+        key.pid, key.executable, client, options.max_profiles_per_client,
+        WindowText(options.limit_window),
+        suppressed == 0 ? "" : fmt::format("; {} more not written since the last such message",
+                                           suppressed));
+  }
+  return false;
+}
+
+void Aggregator::Impl::WindowTaken(const std::shared_ptr<WindowCut>& cut, uint64_t end_unix_ns,
+                                   uint32_t sequence, const PeerIdentity& peer,
+                                   std::unique_ptr<Session> window) {
+  if (window != nullptr && !window->RecordedNothing()) {
+    FinishedSession work = WorkFor(sequence, *window);
+    work.key.window_end_unix_ns = work.end_unix_ns = end_unix_ns;
+    if (AllowProfile(peer.ClientKey(), work.key)) {
+      work.session = std::move(window);
+      work.done = [cut](const WrittenProfile& written) {
+        std::lock_guard lock(cut->mutex);
+        cut->written.push_back(written);
+        cut->changed.notify_all();
+      };
+      {
+        std::lock_guard lock(cut->mutex);
+        ++cut->submitted;
+      }
+      writer_turns.Add(peer.ClientKey(), std::move(work));
+    }
+  }
+  std::lock_guard lock(cut->mutex);
+  ++cut->taken;
+  cut->changed.notify_all();
 }
 
 void Aggregator::Impl::ArmExecTimer() {
@@ -657,6 +741,10 @@ Result<std::unique_ptr<Aggregator>> Aggregator::Start(AggregatorOptions options,
 std::vector<WrittenProfile> Aggregator::Finish(std::chrono::milliseconds drain) {
   Impl& impl = *impl_;
   {
+    std::lock_guard cut_lock(impl.cut_mutex);  // waits for a CutWindow under way
+    impl.finishing = true;
+  }
+  {
     std::lock_guard lock(impl.mutex);
     if (impl.finished) return impl.result;
   }
@@ -711,6 +799,43 @@ std::vector<WrittenProfile> Aggregator::Finish(std::chrono::milliseconds drain) 
   std::lock_guard chains_lock(impl.chains_mutex);
   impl.result.insert(impl.result.end(), impl.recorded_nothing.begin(), impl.recorded_nothing.end());
   return impl.result;
+}
+
+std::vector<WrittenProfile> Aggregator::CutWindow(uint64_t end_unix_ns) {
+  Impl& impl = *impl_;
+  std::lock_guard cut_lock(impl.cut_mutex);
+  if (impl.finishing || impl.options.window.count() <= 0) return {};
+  std::promise<void> accepted;
+  asio::post(impl.io, [&impl, &accepted] {
+    impl.AcceptBacklog(&impl.unix_listener);
+    impl.AcceptBacklog(&impl.tcp_listener);
+    accepted.set_value();
+  });
+  accepted.get_future().wait();
+  std::vector<std::pair<uint32_t, std::shared_ptr<ConnectionBase>>> connections;
+  {
+    std::lock_guard lock(impl.mutex);
+    for (auto& [sequence, weak] : impl.open) {
+      if (auto connection = weak.lock()) connections.emplace_back(static_cast<uint32_t>(sequence), std::move(connection));
+    }
+  }
+  // First, so that a session that says Hello from now on starts in the new window, and
+  // one that ends before its cut runs writes the window it began in (its own start).
+  impl.window_start.store(end_unix_ns);
+  auto cut = std::make_shared<Impl::WindowCut>();
+  cut->connections = connections.size();
+  for (auto& [sequence, connection] : connections) {
+    connection->CutWindow(end_unix_ns, [&impl, cut, end_unix_ns, sequence = sequence](
+                                           std::unique_ptr<Session> window, const PeerIdentity& peer) {
+      impl.WindowTaken(cut, end_unix_ns, sequence, peer, std::move(window));
+    });
+  }
+  connections.clear();
+  std::unique_lock lock(cut->mutex);
+  cut->changed.wait(lock, [&] {
+    return cut->taken == cut->connections && cut->written.size() == cut->submitted;
+  });
+  return cut->written;
 }
 
 uint64_t Aggregator::connections_accepted() const { return impl_->accepted.load(); }

@@ -292,6 +292,7 @@ void Session::MergeDelta(const wire::Delta& delta) {
     state.tid = thread.tid();
     state.thread_index = thread.thread_index();
     if (!thread.name().empty()) state.name = thread.name();
+    state.in_window = true;
     for (const wire::NewNode& node : thread.nodes()) {
       if (state.node_map.count(node.id()) != 0) continue;  // announced again (see ValidateDelta)
       const uint32_t parent = node.parent() == 0 ? 0 : state.node_map.at(node.parent());
@@ -308,6 +309,75 @@ void Session::MergeDelta(const wire::Delta& delta) {
     if (thread.has_counters()) AddThreadCounters(thread.counters(), &state.counters);
     if (thread.exited()) state.exited = true;
   }
+}
+
+std::unique_ptr<Session> Session::TakeWindow(uint64_t end_unix_ns, bool last) {
+  auto window = std::make_unique<Session>();
+  window->has_hello_ = has_hello_;
+  window->hello_ = hello_;
+  window->warnings_ = warnings_;
+  window->exec_chain_ = exec_chain_;
+  window->modules_ = modules_;
+  window->module_index_ = module_index_;
+  window->deltas_applied_ = deltas_applied_ - deltas_before_window_;
+  deltas_before_window_ = deltas_applied_;
+
+  // The nodes with a value, and their ancestors: a parent's index is below its
+  // children's, so one pass from the end marks every ancestor.
+  std::vector<char> keep(nodes_.size(), 0);
+  keep[0] = 1;
+  for (size_t i = nodes_.size(); i-- > 1;) {
+    if (!keep[i]) {
+      keep[i] = std::any_of(nodes_[i].exclusive.begin(), nodes_[i].exclusive.end(),
+                            [](double v) { return v != 0.0; });
+    }
+    if (keep[i]) keep[nodes_[i].parent] = 1;
+  }
+  std::vector<uint32_t> index(nodes_.size(), 0);
+  window->nodes_[0].exclusive = std::move(nodes_[0].exclusive);
+  nodes_[0].exclusive.clear();
+  for (size_t i = 1; i < nodes_.size(); ++i) {
+    if (!keep[i]) continue;
+    MergedNode& node = nodes_[i];
+    index[i] = window->MergedChild(NodeKey{index[node.parent], node.module, node.offset, node.kind, node.edge});
+    window->nodes_[index[i]].exclusive = std::move(node.exclusive);
+    node.exclusive.clear();  // an empty vector is all zeros (MergeDelta resizes)
+  }
+
+  for (auto& [key, state] : threads_) {
+    if (!state.in_window) continue;
+    ThreadState& copy = window->threads_[key];
+    copy.tid = state.tid;
+    copy.thread_index = state.thread_index;
+    copy.name = state.name;
+    copy.exited = state.exited;
+    copy.counters = state.counters;
+    // The agent sends the growth of its deepest stack: keep the sum, the maximum so far.
+    const uint64_t deepest = state.counters.deepest_stack();
+    state.counters.Clear();
+    state.counters.set_deepest_stack(deepest);
+    state.in_window = false;
+  }
+  window->workspan_ = workspan_.TakeWindow();
+  window->locks_ = locks_.TakeWindow();
+
+  window->window_start_unix_ns_ = window_start_unix_ns_;
+  window->window_end_unix_ns_ = end_unix_ns;
+  window->earlier_windows_ = earlier_windows_;
+  window_start_unix_ns_ = end_unix_ns;
+  if (last) {
+    window->has_goodbye_ = has_goodbye_;
+    window->goodbye_ = goodbye_;
+    window->drop_reasons_ = drop_reasons_;
+    window->last_flush_unix_ns_ = last_flush_unix_ns_;
+    window->last_flush_cpu_ns_ = last_flush_cpu_ns_;
+    window->previous_flush_unix_ns_ = previous_flush_unix_ns_;
+    window->previous_flush_cpu_ns_ = previous_flush_cpu_ns_;
+  } else {
+    window->window_cut_ = true;
+    if (!window->RecordedNothing()) ++earlier_windows_;
+  }
+  return window;
 }
 
 void Session::MarkDropped(const std::string& reason) { drop_reasons_.push_back(reason); }
@@ -444,6 +514,11 @@ Status Session::FoldExecPredecessor(const Session& earlier) {
   drop_reasons_.insert(drop_reasons_.begin(), earlier.drop_reasons_.begin(),
                        earlier.drop_reasons_.end());
   deltas_applied_ += earlier.deltas_applied_;
+  // Continuous mode: the last windows of the images are one window from the first's start.
+  if (earlier.window_start_unix_ns_ != 0 &&
+      (window_start_unix_ns_ == 0 || earlier.window_start_unix_ns_ < window_start_unix_ns_)) {
+    window_start_unix_ns_ = earlier.window_start_unix_ns_;
+  }
 
   profile::ExecImage image;
   image.set_executable(earlier.hello_.executable());

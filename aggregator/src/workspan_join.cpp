@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <set>
@@ -91,6 +92,7 @@ Status WorkSpanJoin::Validate(const wire::WorkSpanDelta& delta) const {
 
 void WorkSpanJoin::Merge(const wire::WorkSpanDelta& delta) {
   seen_ = true;
+  seen_in_window_ = true;
   if (!delta.clock().empty()) clock_ = delta.clock();
   if (!delta.unit().empty()) unit_ = delta.unit();
   if (delta.burden() != 0) burden_ = delta.burden();
@@ -138,6 +140,25 @@ void WorkSpanJoin::Merge(const wire::WorkSpanDelta& delta) {
     if (whatif_span_.empty()) whatif_span_.assign(static_cast<size_t>(delta.whatif_span_size()), 0.0);
     for (int i = 0; i < delta.whatif_span_size(); ++i) whatif_span_[static_cast<size_t>(i)] += delta.whatif_span(i);
   }
+}
+
+WorkSpanJoin WorkSpanJoin::TakeWindow() {
+  WorkSpanJoin window = *this;
+  window.seen_ = seen_in_window_;
+  std::erase_if(window.sites_, [](const auto& entry) {
+    const Site& s = entry.second;
+    return s.count == 0 && s.work_on_work == 0 && s.span_on_work == 0 && s.work_on_span == 0 &&
+           s.span_on_span == 0 && s.burdened_span_on_work == 0;
+  });
+  seen_in_window_ = false;
+  for (auto& [id, site] : sites_) {
+    site.count = site.work_on_work = site.span_on_work = site.work_on_span = site.span_on_span = 0;
+    site.burdened_span_on_work = 0;
+  }
+  work_ = span_ = burdened_span_ = spawns_ = syncs_ = computations_ = 0;
+  regions_dropped_ = sites_dropped_ = 0;
+  std::fill(whatif_span_.begin(), whatif_span_.end(), 0.0);
+  return window;
 }
 
 void WorkSpanJoin::Build(SymbolSource& symbols, profile::Profile* out) const {

@@ -43,6 +43,13 @@ class LockTable {
   // FRAME_LOCK nodes share.
   void Build(const std::function<uint32_t(uint32_t, uint64_t)>& location_of,
              profile::Profile* out) const;
+  // Continuous mode: returns the totals merged since the last call and starts afresh
+  // (entries are increments, nothing later ones need is kept).
+  LockTable TakeWindow() {
+    LockTable window;
+    window.locks_.swap(locks_);
+    return window;
+  }
 
  private:
   struct Totals {

@@ -29,6 +29,10 @@ struct ProcessKey {
   // that exec'd, the sequence of its first image's connection.
   uint32_t sequence = 0;
   std::vector<std::string> exec_chain;  // the executables it exec'd through, oldest first
+  // Continuous mode: the window the profile covers (ns since the Unix epoch; the end
+  // of a connection's last window is when it ended); 0 for a whole process.
+  uint64_t window_start_unix_ns = 0;
+  uint64_t window_end_unix_ns = 0;
 };
 
 struct WrittenProfile {
@@ -101,6 +105,13 @@ struct AggregatorOptions {
   // Hello before it is written alone (the new program may run without the agent: a
   // static or setuid binary, or LD_PRELOAD removed). Finish() does not wait for it.
   std::chrono::milliseconds exec_successor_wait{30000};
+  // Continuous mode (see "Windows" below); 0: off, one profile per process as it ends.
+  // Windows are aligned to multiples of it since the Unix epoch: the first one starts
+  // at the last multiple before Start; CutWindow ends each.
+  std::chrono::nanoseconds window{0};
+  // Rotation: the newest `keep_windows` window files of each process (pid and
+  // executable) are kept, older ones that this aggregator wrote are deleted; 0: all.
+  uint32_t keep_windows = 0;
 };
 
 // The aggregator's own account of its clients and its memory.
@@ -141,6 +152,23 @@ struct AggregatorStats {
 // lost, dropped), or when no next image said Hello within exec_successor_wait, or at
 // Finish(). Session::FoldExecPredecessor merges it; images it refuses to fold are
 // written separately.
+//
+// Windows (continuous mode, AggregatorOptions::window; cilkprofd --window). For a
+// service connected for days, CutWindow(end) writes, for every open connection whose
+// process recorded something since the last cut, a profile of only what was merged in
+// that window (ProcessKey and ProcessInfo carry the window's start and end; the file
+// name its start) and the session goes on from zero, keeping what later Deltas are
+// decoded against (Session::TakeWindow). A window where a process recorded nothing
+// writes nothing. When a connection ends, its last window (since the last cut) is
+// written as a whole process's profile is, with its end reason; it is left out if it
+// recorded nothing and an earlier window of the connection was written. The images of
+// an exec chain share their last windows' profile. Older window files are deleted
+// beyond keep_windows per process.
+//
+// The profile's identity is always the Hello's: a connection may come from another
+// process than the profiled one (`cilkprof attach` connects with its own credentials,
+// then hands the connection to the target's agent). The per-client limits count the
+// process that connected (SO_PEERCRED), the log names both.
 class Aggregator {
  public:
   // With the libdw symbolizer (defined in cilkprof_aggregator).
@@ -156,6 +184,14 @@ class Aggregator {
   // the order they were written, after all of them are on disk. Removes the socket.
   // Later calls return the same list. Not callable from on_written/output_path.
   std::vector<WrittenProfile> Finish(std::chrono::milliseconds drain);
+
+  // Continuous mode: ends the current window at `end_unix_ns` (ns since the Unix epoch;
+  // the daemon passes the boundary) and starts the next. What each open connection's
+  // agent has sent by now (the bytes in its socket) is merged first. Returns the window
+  // profiles written for this cut once they are on disk (rotation done). Returns at
+  // once, with nothing, without `window` or after Finish(). Not callable from the
+  // aggregator's threads (on_written, output_path).
+  std::vector<WrittenProfile> CutWindow(uint64_t end_unix_ns);
 
   uint64_t connections_accepted() const;
   uint64_t connections_dropped() const;  // for malformed, truncated or oversized data

@@ -24,12 +24,19 @@
 // folds the finished sessions of such a chain into the last one (FoldExecPredecessor),
 // so that a process gives one profile whatever wrappers it exec'd through.
 //
+// Continuous mode (cilkprofd --window): TakeWindow moves what was merged since the
+// last window into a session of its own, written as that window's profile, and keeps
+// what later Deltas are decoded against (the node and module declarations of the
+// connection, thread names, the work/span sites): the agent never declares a node twice
+// on one connection.
+//
 // Not thread-safe: one session is used by one connection's strand at a time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -88,6 +95,24 @@ class Session {
   // Empty when there is nothing to say (a Goodbye came, or no Delta said when).
   std::string UnflushedTailWarning(uint64_t end_unix_ns) const;
 
+  // Continuous mode. The start of the window being merged (ns since the Unix epoch; 0:
+  // not windowed), set when the Hello arrives and by each TakeWindow.
+  void set_window_start(uint64_t unix_ns) { window_start_unix_ns_ = unix_ns; }
+  uint64_t window_start_unix_ns() const { return window_start_unix_ns_; }
+  // Ends the window at `end_unix_ns` and returns it as a session of its own: the nodes
+  // that hold a value in the window (and their ancestors), the threads that sent
+  // something in it with their counters' increments (deepest_stack stays the running
+  // maximum), the lock and work/span totals of the window, the Hello, the modules, the
+  // warnings and the exec chain. This session continues with every value zeroed, the
+  // next window starting at `end_unix_ns`. `last`: the connection ended, and the window
+  // also takes the Goodbye, the drop reasons and the flush times (its profile ends as a
+  // whole process's does); otherwise its profile's end reason is "window". Requires
+  // has_hello().
+  std::unique_ptr<Session> TakeWindow(uint64_t end_unix_ns, bool last);
+  // In a window's session: how many windows of the same connection that recorded
+  // something came before it.
+  uint32_t earlier_windows() const { return earlier_windows_; }
+
   // Builds the profile: symbolizes each distinct location once, nodes in
   // parent-before-child order, exclusive metrics. `end_unix_ns` is used when no
   // Goodbye came (end reason "connection lost"). Requires has_hello().
@@ -123,6 +148,7 @@ class Session {
     std::string name;
     wire::ThreadCounters counters;
     bool exited = false;
+    bool in_window = false;  // sent something since the last TakeWindow
     std::unordered_map<uint32_t, uint32_t> node_map;  // agent node id -> merged index
   };
   using ThreadKey = std::pair<uint32_t, uint32_t>;  // (thread_index, tid)
@@ -157,6 +183,12 @@ class Session {
   uint64_t last_flush_unix_ns_ = 0, last_flush_cpu_ns_ = 0;
   uint64_t previous_flush_unix_ns_ = 0, previous_flush_cpu_ns_ = 0;
   std::vector<profile::ExecImage> exec_chain_;
+  // Continuous mode (TakeWindow).
+  uint64_t window_start_unix_ns_ = 0;
+  uint64_t window_end_unix_ns_ = 0;   // in a window's session
+  bool window_cut_ = false;           // a window's session whose process went on
+  uint32_t earlier_windows_ = 0;      // windows taken that recorded something
+  uint64_t deltas_before_window_ = 0;
 };
 
 }  // namespace cilkprof::aggregator

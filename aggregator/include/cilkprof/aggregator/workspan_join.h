@@ -38,6 +38,12 @@ class WorkSpanJoin {
   // Writes Profile.workspan (nothing when no message came), adding modules and
   // locations to `out` as needed and symbolizing new locations with `symbols`.
   void Build(SymbolSource& symbols, profile::Profile* out) const;
+  // Continuous mode (server.h, "Windows"): returns what was merged since the last call
+  // (empty() when no message came), with the call sites that gained something, and
+  // zeroes the increments here. What later messages are checked against stays: the
+  // sites' definitions (a site's location is sent once per connection), the clock, the
+  // unit, the burden, the region names and what-if factors.
+  WorkSpanJoin TakeWindow();
 
  private:
   struct Address {
@@ -54,6 +60,7 @@ class WorkSpanJoin {
   };
 
   bool seen_ = false;
+  bool seen_in_window_ = false;  // a message came since the last TakeWindow
   std::string clock_, unit_;
   uint64_t burden_ = 0;
   uint64_t work_ = 0, span_ = 0, burdened_span_ = 0, spawns_ = 0, syncs_ = 0, computations_ = 0;
