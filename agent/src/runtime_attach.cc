@@ -3,15 +3,19 @@
 //                         the runtime's view for the sampler and returns the work/span
 //                         tool's hooks;
 //   cilkprof_probe        one synchronous sample under the `probe` metric
-//                         (cilkprof/cilkprof.h).
+//                         (cilkprof/cilkprof.h);
+// and AttachRunningRuntime (late_attach.h): the same view, found after the runtime
+// started (an attach to a standby agent, an injected agent).
 // This file is built with frame pointers: cilkprof_probe's frame must be walkable by
 // the frame-pointer unwinder (it is frame 0 of the probe's context, then elided).
+#include <dlfcn.h>
 #include <ucontext.h>
 
 #include "agent_state.h"
 #include "blame.h"
 #include "cilkprof/cilkprof.h"
 #include "cilkprof/runtime_abi.h"
+#include "late_attach.h"
 #include "log.h"
 #include "runtime_view.h"
 
@@ -19,15 +23,48 @@
 
 #define CILKPROF_EXPORT extern "C" __attribute__((visibility("default")))
 
+namespace cilkprof::agent {
+namespace {
+
+std::string RuntimeVersionMismatch(const cilkprof_runtime_t* runtime) {
+  return "the task-parallel runtime " + std::string(runtime->name ? runtime->name : "(unnamed)") +
+         " speaks profiler ABI version " + std::to_string(runtime->abi_version) + ", this agent version " +
+         std::to_string(CILKPROF_RUNTIME_ABI_VERSION) +
+         "; its strands are profiled physically, without logical paths or blame (use a runtime "
+         "and an agent from the same release)";
+}
+
+}  // namespace
+
+bool AttachRunningRuntime(std::string* why) {
+  if (AttachedRuntime() != nullptr) return true;
+  using ViewFunction = const cilkprof_runtime_t* (*)();
+  const auto view = reinterpret_cast<ViewFunction>(dlsym(RTLD_DEFAULT, "cilkprof_runtime_view"));
+  if (view == nullptr) {
+    *why = "no task-parallel runtime with late attach is loaded (a program without the Cilk runtime, or "
+           "one built before issue 15): strands are profiled physically";
+    return false;
+  }
+  const cilkprof_runtime_t* runtime = view();
+  if (runtime == nullptr) {
+    *why = "the Cilk runtime has not started yet; it attaches itself when the program first enters it";
+    return false;
+  }
+  if (runtime->abi_version != CILKPROF_RUNTIME_ABI_VERSION) {
+    *why = RuntimeVersionMismatch(runtime);
+    return false;
+  }
+  AttachRuntime(runtime);
+  return true;
+}
+
+}  // namespace cilkprof::agent
+
 CILKPROF_EXPORT const cilkprof_hooks_t* cilkprof_tool_attach(const cilkprof_runtime_t* runtime) {
   using namespace cilkprof::agent;
   if (runtime == nullptr) return nullptr;
   if (runtime->abi_version != CILKPROF_RUNTIME_ABI_VERSION) {
-    LogLine("the task-parallel runtime " + std::string(runtime->name ? runtime->name : "(unnamed)") +
-            " speaks profiler ABI version " + std::to_string(runtime->abi_version) + ", this agent version " +
-            std::to_string(CILKPROF_RUNTIME_ABI_VERSION) +
-            "; its strands are profiled physically, without logical paths or blame (use a runtime "
-            "and an agent from the same release)");
+    LogLine(RuntimeVersionMismatch(runtime));
     return nullptr;
   }
   if (!AgentActive()) return nullptr;

@@ -4,8 +4,12 @@
 // Sending uses the agent's flusher lock and transport: when a top-level computation
 // ends (at most once per CILKPROF_FLUSH_MS, and only if the lock is free: the program's
 // thread never waits for the flusher), and from an atexit handler registered when the
-// runtime attaches, which therefore runs before the agent's own exit handler (atexit
+// tool is set up, which therefore runs before the agent's own exit handler (atexit
 // handlers run in reverse order of registration) and so before its Goodbye.
+//
+// Windows (late_attach.h): the tool sends only while a window is open: from start-up
+// (cilkprof_tool_attach) to exit, or from an attach (InstallWorkSpanHooks) to its
+// detach (FlushWorkSpanForDetach). In standby the start-up discovery returns no hooks.
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <libunwind.h>
@@ -26,6 +30,7 @@
 #include "workspan/engine.h"
 #include "workspan/report.h"
 #include "workspan/workspan.h"
+#include "late_attach.h"
 
 namespace cilkprof::agent::workspan {
 namespace {
@@ -33,6 +38,17 @@ namespace {
 Reporter* g_reporter = nullptr;
 uint64_t g_send_interval_ns = 1000000000ull;
 uint64_t g_last_send_ns = 0;
+// A window is open: the tool's figures go to the aggregator (atomic accesses: the
+// program's threads read it when a computation ends).
+bool g_window_open = false;
+bool g_standby = false;  // atomic accesses
+// The tool's set-up happens once (SetUpTool), on the thread that starts the runtime or
+// on the one that attaches, whichever comes first.
+pthread_mutex_t g_setup_mu = PTHREAD_MUTEX_INITIALIZER;
+bool g_set_up = false;
+const cilkprof_hooks_t* g_tool_hooks = nullptr;
+
+bool WindowOpen() { return __atomic_load_n(&g_window_open, __ATOMIC_ACQUIRE); }
 
 uint64_t MonotonicNs() {
   timespec ts;
@@ -87,9 +103,10 @@ constexpr const char* kRuntimeToolCode[] = {
     "_ZN4cilk6detail11scope_leaveEPNS0_11scope_stateE",     // cilk::detail::scope_leave
 };
 
-void RegisterRuntimeToolCode(const cilkprof_runtime_t* runtime) {
+// `runtime_code`: any address in the runtime library.
+void RegisterRuntimeToolCode(const void* runtime_code) {
   Dl_info module{};
-  if (dladdr(reinterpret_cast<const void*>(runtime->current_worker), &module) == 0 || module.dli_fname == nullptr) {
+  if (dladdr(runtime_code, &module) == 0 || module.dli_fname == nullptr) {
     return;
   }
   void* handle = dlopen(module.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
@@ -131,7 +148,7 @@ void RegisterHookCode(const cilkprof_hooks_t& table) {
 
 void SendLocked(bool incomplete_check) {
   (void)incomplete_check;
-  if (g_reporter == nullptr || g_state == nullptr || !AgentActive()) return;
+  if (g_reporter == nullptr || g_state == nullptr || !AgentActive() || !WindowOpen()) return;
   if (!g_state->hello_sent) FlushLocked();  // the Hello must precede every Delta
   const Snapshot snapshot = TakeSnapshot();
   std::string frame = g_reporter->NextFrame(snapshot, EngineFailed());
@@ -140,7 +157,7 @@ void SendLocked(bool incomplete_check) {
 }
 
 void SendAtExit() {
-  if (g_state == nullptr || !AgentActive()) return;
+  if (g_state == nullptr || !AgentActive() || !WindowOpen()) return;
   pthread_mutex_lock(&g_state->flush_mu);
   SendLocked(true);
   pthread_mutex_unlock(&g_state->flush_mu);
@@ -156,15 +173,20 @@ void AfterForkInChild() {
 // Called by the engine when a top-level computation has ended (engine.cc): sends if
 // the interval has passed and the flusher's lock is free.
 void OnTopLevelEnd() {
-  if (g_reporter == nullptr || g_state == nullptr) return;
+  if (g_reporter == nullptr || g_state == nullptr || !WindowOpen()) return;
   if (MonotonicNs() - g_last_send_ns < g_send_interval_ns) return;
   if (pthread_mutex_trylock(&g_state->flush_mu) != 0) return;
   SendLocked(false);
   pthread_mutex_unlock(&g_state->flush_mu);
 }
 
-const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
-  if (runtime == nullptr) return nullptr;
+namespace {
+
+// The tool's set-up, once per process: configuration from the environment, clock
+// calibration, the engine, the reporter, the exit and fork handlers. `runtime_code`:
+// an address in the runtime library. Returns the hooks, or nullptr when work/span is
+// off or cannot run. g_setup_mu held.
+const cilkprof_hooks_t* SetUpToolLocked(const void* runtime_code) {
   if (const char* on = Env("CILKPROF_WORKSPAN")) {
     if (std::strcmp(on, "0") == 0) return nullptr;
     if (std::strcmp(on, "1") != 0) {
@@ -222,7 +244,7 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   // clock's own unit otherwise.
   config.burden_ticks = burden;
   // Code of the runtime library: its child trampoline calls spawned callables.
-  config.runtime_code = reinterpret_cast<const void*>(runtime->current_worker);
+  config.runtime_code = runtime_code;
   units.clock = config.clock == ClockKind::kTsc ? "tsc" : config.clock == ClockKind::kCounter ? "counter" : "monotonic";
   units.unit = config.clock == ClockKind::kCounter ? "units" : "ns";
   units.unit_per_tick = ns_per_tick;
@@ -240,12 +262,70 @@ const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
   SetTopLevelEndCallback(&OnTopLevelEnd);
   atexit(&SendAtExit);
   pthread_atfork(&LockForFork, &UnlockAfterFork, &AfterForkInChild);
-  RegisterRuntimeToolCode(runtime);
+  RegisterRuntimeToolCode(runtime_code);
   // The hooks mark the thread as in the tool while they run (engine.cc, kHooks), so
   // that samples taken there are `instrumentation`.
   const cilkprof_hooks_t* hooks = Hooks();
   if (hooks != nullptr) RegisterHookCode(*hooks);
   return hooks;
+}
+
+const cilkprof_hooks_t* SetUpTool(const void* runtime_code) {
+  pthread_mutex_lock(&g_setup_mu);
+  if (!g_set_up) {
+    g_tool_hooks = SetUpToolLocked(runtime_code);
+    g_set_up = true;
+  }
+  const cilkprof_hooks_t* hooks = g_tool_hooks;
+  pthread_mutex_unlock(&g_setup_mu);
+  return hooks;
+}
+
+// The runtime's late-attach entry (cilkprof/runtime_abi.h), or null when the process
+// has no runtime that provides it.
+using SetHooksFunction = void (*)(const cilkprof_hooks_t*);
+SetHooksFunction RuntimeSetHooks() {
+  return reinterpret_cast<SetHooksFunction>(dlsym(RTLD_DEFAULT, "cilkprof_runtime_set_hooks"));
+}
+
+}  // namespace
+
+const cilkprof_hooks_t* AttachHooks(const cilkprof_runtime_t* runtime) {
+  if (runtime == nullptr) return nullptr;
+  // Standby: no instrumentation cost until an attach installs the hooks (through the
+  // runtime's late-attach entry, which then also replaces this answer if the runtime
+  // starts after the attach).
+  if (__atomic_load_n(&g_standby, __ATOMIC_ACQUIRE)) return nullptr;
+  const cilkprof_hooks_t* hooks = SetUpTool(reinterpret_cast<const void*>(runtime->current_worker));
+  if (hooks != nullptr) __atomic_store_n(&g_window_open, true, __ATOMIC_RELEASE);
+  return hooks;
+}
+
+void SetStandby(bool standby) { __atomic_store_n(&g_standby, standby, __ATOMIC_RELEASE); }
+
+void InstallWorkSpanHooks() {
+  const SetHooksFunction set_hooks = RuntimeSetHooks();
+  if (set_hooks == nullptr || g_state == nullptr) return;
+  const cilkprof_hooks_t* hooks = SetUpTool(reinterpret_cast<const void*>(set_hooks));
+  if (hooks == nullptr) return;
+  pthread_mutex_lock(&g_state->flush_mu);
+  // A new window, maybe to a new aggregator: it gets what is measured from now on, every
+  // site declared again when it changes (as for a fork child).
+  if (g_reporter != nullptr) g_reporter->ForgetSent(TakeSnapshot());
+  g_last_send_ns = MonotonicNs();
+  __atomic_store_n(&g_window_open, true, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_state->flush_mu);
+  set_hooks(hooks);
+}
+
+void FlushWorkSpanForDetach() {
+  SendLocked(true);
+  __atomic_store_n(&g_window_open, false, __ATOMIC_RELEASE);
+}
+
+void RemoveWorkSpanHooks() {
+  __atomic_store_n(&g_window_open, false, __ATOMIC_RELEASE);
+  if (const SetHooksFunction set_hooks = RuntimeSetHooks(); set_hooks != nullptr) set_hooks(nullptr);
 }
 
 size_t AppendSnapshotFrames(std::vector<std::string>* frames) {
@@ -254,7 +334,7 @@ size_t AppendSnapshotFrames(std::vector<std::string>* frames) {
 }
 
 size_t AppendFrames(std::vector<std::string>* frames) {
-  if (g_reporter == nullptr || frames == nullptr) return 0;
+  if (g_reporter == nullptr || frames == nullptr || !WindowOpen()) return 0;
   std::string frame = g_reporter->NextFrame(TakeSnapshot(), EngineFailed());
   if (frame.empty()) return 0;
   frames->push_back(std::move(frame));

@@ -4,7 +4,8 @@
 // AttachHooks is called from cilkprof_tool_attach (agent/src/runtime_attach.cc) once,
 // on the thread that starts the runtime, before any worker runs user code. It reads
 // the configuration from the environment and returns the hook table, or nullptr when
-// the instrumentation is off:
+// the instrumentation is off or the agent is in standby (late_attach.h: the hooks then
+// come with an attach):
 //   CILKPROF_WORKSPAN   1 (default) or 0 (`cilkprof run --no-workspan`)
 //   CILKPROF_WS_CLOCK   tsc (default), monotonic or counter; CILKPROF_CLOCK=counter
 //                       also selects the counter clock (time advances only through
