@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <new>
 
+#include "adopted_threads.h"
 #include "agent_state.h"
 #include "alt_stack.h"
 #include "fatal_signals.h"
+#include "late_attach.h"
 #include "locks/lock_report.h"
 #include "log.h"
 #include "real_functions.h"
@@ -31,12 +34,16 @@ __thread int tls_in_loader __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-constexpr int kExitDrainMs = 5000;
-
 // The state is never destroyed: threads may still run (and exit) after exit() began.
 alignas(AgentState) unsigned char g_state_storage[sizeof(AgentState)];
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+// Whether LD_PRELOAD names this library (the way cilkprof run and service units load it).
+bool PreloadedByName() {
+  const char* preload = getenv("LD_PRELOAD");
+  return preload != nullptr && strstr(preload, "cilkprof_agent") != nullptr;
+}
 
 void LockAll() {
   pthread_mutex_lock(&g_state->flush_mu);
@@ -48,6 +55,8 @@ void UnlockAll() {
   pthread_mutex_unlock(&g_state->signal_mu);
   pthread_mutex_unlock(&g_state->flush_mu);
 }
+
+}  // namespace
 
 void DisarmAllThreads() {
   pthread_mutex_lock(&g_state->registry_mu);
@@ -74,18 +83,22 @@ bool ArmAllLiveThreads() {
 // the end of the connection.
 void FlushAndSayGoodbye(const char* reason) {
   AgentState& s = *g_state;
+  const bool attach_window = s.standby;
   DisarmAllThreads();
   DrainPendingSamples();
   pthread_mutex_lock(&s.flush_mu);
-  MeasureLiveThreadsEnd();
+  // The unsampled tails and the CPU of unseen threads are process-lifetime accounts
+  // (unsampled.h): an attach window has neither.
+  if (!attach_window) MeasureLiveThreadsEnd();
   pthread_mutex_lock(&s.registry_mu);
   locks::MeasureOpenWaits(s.threads);  // a wait still going on (issue 14)
   pthread_mutex_unlock(&s.registry_mu);
   FlushLocked();
+  if (attach_window) workspan::FlushWorkSpanForDetach();  // the window's (late_attach.h)
   GoodbyeMsg goodbye;
   goodbye.end_unix_ns = UnixNowNs();
   goodbye.reason = reason;
-  goodbye.unseen_thread_cpu_ns = TakeUnseenThreadCpuNs();
+  goodbye.unseen_thread_cpu_ns = attach_window ? 0 : TakeUnseenThreadCpuNs();
   goodbye.runtime = AttachedRuntimeName();
   s.transport.EnqueueGoodbye(EncodeGoodbyeFrame(goodbye));
   s.transport.Drain(kExitDrainMs);
@@ -93,6 +106,8 @@ void FlushAndSayGoodbye(const char* reason) {
   __atomic_store_n(&s.shut_down, true, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&s.flush_mu);
 }
+
+namespace {
 
 bool FinishConnection(const char* reason) {
   if (!AgentActive()) return false;
@@ -108,6 +123,10 @@ void AtExit() {
   if (getpid() != g_state->pid) {
     // A child made without fork handlers (vfork, _Fork, clone): the connection is
     // the parent's. Leave it alone.
+    return;
+  }
+  if (g_state->standby) {
+    FinishAttachAtExit();  // the attach, if any, ends with the program (standby.cc)
     return;
   }
   FinishConnection("exit");
@@ -160,9 +179,20 @@ void ChildAfterFork() {
     pthread_setspecific(s.exit_key, nullptr);
     FreeRecord(self);
   }
+  ForgetAllAdoptedAfterFork();
   s.pid = getpid();
   s.retired = RetiredThreads();  // the parent's ended threads are in the parent's profile
 
+  if (s.standby) {
+    // The child is a standby process of its own, never attached at birth.
+    __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
+    s.shut_down = true;
+    if (was_active) RestoreProgramDisposition();
+    SetKeptSignal(0);
+    s.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    StandbyChildAfterFork();
+    return;
+  }
   if (!was_active || !s.config.follow_fork) {
     __atomic_store_n(&g_sampling, 0, __ATOMIC_RELEASE);
     s.shut_down = true;
@@ -180,6 +210,34 @@ void ChildAfterFork() {
   RegisterCurrentThread(TakeThreadIndex());
   s.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   StartFlusher();
+}
+
+}  // namespace
+
+bool RegisterLifecycleHooks(std::string* why) {
+  AgentState* s = g_state;
+  if (pthread_key_create(&s->exit_key, OnThreadKeyDestroyed) != 0) {
+    *why = "pthread_key_create failed";
+    return false;
+  }
+  s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->wake_fd < 0) {
+    *why = "eventfd failed: " + ErrnoText(errno);
+    return false;
+  }
+  pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
+  atexit(AtExit);
+  return true;
+}
+
+AgentState* NewAgentState(const Config& config) {
+  AgentState* s = new (g_state_storage) AgentState();
+  s->shut_down = true;  // AgentActive() stays false until start-up has succeeded
+  g_state = s;
+  s->config = config;
+  s->pid = getpid();
+  s->start_unix_ns = UnixNowNs();
+  return s;
 }
 
 // The sample source and the sampling signal with its handler; false (with the reason
@@ -217,6 +275,8 @@ bool SetUpSampling(AgentState* s) {
   return true;
 }
 
+namespace {
+
 void Start() {
   real::ResolveAll();
   FindAgentText();
@@ -226,19 +286,24 @@ void Start() {
   std::vector<std::string> errors;
   Config config = ParseConfig([](const char* name) { return getenv(name); }, &errors);
   SetQuiet(config.quiet);
+  if (!config.standby && config.socket.empty() && !PreloadedByName()) {
+    // Loaded by dlopen, not preloaded: `cilkprof attach`'s injection, which starts the
+    // agent itself (cilkprof_agent_start_injected), or a program that loads it on its
+    // own. Either way the program's stderr is not ours to write to.
+    return;
+  }
   for (const std::string& e : errors) LogLine(e);
+  if (config.standby) {
+    StartStandby(config, /*injected=*/false);
+    return;
+  }
   if (config.socket.empty()) {
     LogInfo("agent inactive: CILKPROF_SOCKET is not set, so there is no aggregator to send "
             "samples to (run the program with `cilkprof run -- PROGRAM`)");
     return;
   }
 
-  AgentState* s = new (g_state_storage) AgentState();
-  s->shut_down = true;  // AgentActive() stays false until start-up has succeeded
-  g_state = s;
-  s->config = config;
-  s->pid = getpid();
-  s->start_unix_ns = UnixNowNs();
+  AgentState* s = NewAgentState(config);
   s->transport.Configure(config.socket, config.spill_dir, s->pid);
   s->transport.SetTcpToken(config.tcp_token, config.tcp_auth_problem);
   InstallSnapshot();
@@ -260,13 +325,11 @@ void Start() {
 
   if (s->sampler.sampled && !SetUpSampling(s)) return;
 
-  if (pthread_key_create(&s->exit_key, OnThreadKeyDestroyed) != 0) {
-    LogLine("agent inactive: pthread_key_create failed");
+  std::string why;
+  if (!RegisterLifecycleHooks(&why)) {
+    LogLine("agent inactive: " + why);
     return;
   }
-  s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
-  atexit(AtExit);
 
   InstallFatalSignalHandlers();  // the last flush before a signal ends the program
   NoteCpuBase();
@@ -325,6 +388,16 @@ uint32_t TakeThreadIndex() {
 
 void RegisterCurrentThread(uint32_t thread_index) {
   if (!AgentActive() || tls_thread != nullptr) return;
+  if (ThreadRecord* adopted = ClaimAdoptedRecord()) {
+    // Adopted (adopted_threads.h) between its start and this call: the record is
+    // already armed. It becomes an ordinary one, which unregisters itself.
+    pthread_mutex_lock(&g_state->registry_mu);
+    ForgetAdoptedRecord(adopted);
+    pthread_mutex_unlock(&g_state->registry_mu);
+    adopted->alt_stack = ProvideAltStack();
+    pthread_setspecific(g_state->exit_key, adopted);
+    return;
+  }
   auto* t = new (std::nothrow) ThreadRecord();
   if (t == nullptr) return;
   t->in_handler = 1;  // no sample may use the record before it is complete
@@ -381,6 +454,7 @@ void UnregisterCurrentThread() {
     }
   }
   pthread_mutex_lock(&g_state->registry_mu);
+  ForgetAdoptedRecord(t);  // its end is seen here, not by the reaper
   ReleaseThreadSource(t);  // no handler can use it any more: in_handler is set
   RecordOwnEnd(t, end);
   __atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);

@@ -30,8 +30,16 @@
 
 namespace cilkprof::agent {
 
+// How long the last data of a connection may take to reach the aggregator.
+inline constexpr int kExitDrainMs = 5000;
+
 struct AgentState {
   Config config;
+  // Standby (docs/AGENT.md, "Standby and attach"): armed only between an attach and its
+  // detach, through the control socket; `injected`: loaded by cilkprof attach's ptrace
+  // injection rather than preloaded.
+  bool standby = false;
+  bool injected = false;
   SamplerSettings sampler;
   pid_t pid = 0;
   uint64_t start_unix_ns = 0;
@@ -81,6 +89,17 @@ extern __thread int tls_in_loader __attribute__((tls_model("initial-exec")));
 bool AgentActive();
 
 // Lifecycle (agent.cc).
+// Constructs the state (in static storage) with the agent inactive, and sets g_state.
+AgentState* NewAgentState(const Config& config);
+// The thread-exit key, the wake-up eventfd, the fork and exit handlers; false with why.
+bool RegisterLifecycleHooks(std::string* why);
+// False, with the reason logged, when the agent cannot sample.
+bool SetUpSampling(AgentState* s);
+void DisarmAllThreads();
+bool ArmAllLiveThreads();
+// With sampling stopped and the flusher joined: the last flush, the Goodbye, a bounded
+// wait for the aggregator, the end of the connection; shut_down is set.
+void FlushAndSayGoodbye(const char* reason);
 void RegisterCurrentThread(uint32_t thread_index);
 void UnregisterCurrentThread();
 uint32_t TakeThreadIndex();
@@ -94,6 +113,16 @@ void FreeExitedRecord(ThreadRecord* record);  // flusher, after its last delta
 void FinishBeforeUnderscoreExit();
 // The flusher's side of it: the final flush, Goodbye("exit"), then exit_flushed.
 void FinishOnFlusherForUnderscoreExit();
+
+// Standby and attach (standby.cc; docs/AGENT.md, "Standby and attach").
+// Starts a standby agent: everything but sampling and the connection, and the control
+// socket (control/control_server.h). Failures are logged (a preloaded standby agent
+// says why on stderr once) and leave the agent inactive; false then, with `why`.
+bool StartStandby(const Config& config, bool injected, std::string* why = nullptr);
+// At exit: ends an attach that is on (Goodbye "exit"), removes the control socket.
+void FinishAttachAtExit();
+// In a fork child of a standby process (ChildAfterFork): a control socket of its own.
+void StandbyChildAfterFork();
 
 // Flusher (flusher.cc).
 void StartFlusher();

@@ -173,6 +173,7 @@ Config ParseConfig(const EnvLookup& env, std::vector<std::string>* errors) {
 
   p.Flag("CILKPROF_QUIET", &config.quiet);
   p.Flag("CILKPROF_LOCKS", &config.locks);
+  p.Flag("CILKPROF_STANDBY", &config.standby);
 
   if (const char* source = p.Get("CILKPROF_SAMPLE_SOURCE")) {
     if (std::strcmp(source, "auto") == 0) {

@@ -35,6 +35,10 @@ struct Config {
   bool quiet = false;
   bool locks = true;  // CILKPROF_LOCKS: lock blame (issue 14); 0 makes every lock call the real one
   SampleSourceChoice sample_source = SampleSourceChoice::kAuto;
+  // CILKPROF_STANDBY=1: arm nothing and send nothing until `cilkprof attach` connects
+  // to the control socket (docs/AGENT.md, "Standby and attach"). CILKPROF_SOCKET is not
+  // needed then: each attach hands the agent its connection.
+  bool standby = false;
   // TCP (a `tcp:HOST:PORT` socket only): CILKPROF_TCP_SECRET_FILE, the token read from
   // it at start-up (kept in memory; never printed), or why there is none. Exactly one
   // of tcp_token and tcp_auth_problem is set for a tcp: socket; neither otherwise.

@@ -12,6 +12,7 @@
 // kills"), and the flusher never takes more than about 1% of a core.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,7 +20,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "adopted_threads.h"
 #include "agent_state.h"
+#include "standby.h"
 #include "locks/lock_report.h"
 #include "log.h"
 #include "metrics.h"
@@ -223,6 +226,7 @@ std::string SnapshotFrames() {
 
 void* FlusherMain(void*) {
   AgentState& s = *g_state;
+  NoteAgentThread(static_cast<pid_t>(syscall(SYS_gettid)));
   const uint64_t longest_ns = uint64_t{s.config.flush_ms} * 1000000ull;
   const uint64_t shortest_ns = std::min(kMinFlushIntervalNs, longest_ns);
   uint64_t next_flush = MonotonicNs();  // the first flush right away
@@ -246,6 +250,9 @@ void* FlusherMain(void*) {
       (void)!read(s.wake_fd, &ignored, sizeof ignored);
     }
 
+    // Standby agents see no thread start before their first attach, an injected one
+    // none at all (adopted_threads.h).
+    if (s.standby && MonotonicNs() >= next_flush) TrackUnseenThreads();
     pthread_mutex_lock(&s.flush_mu);
     MoveClaimedSamplingSignal();  // the program claimed the sampling signal (signals.cc)
     if (MonotonicNs() >= next_flush) {
@@ -259,8 +266,10 @@ void* FlusherMain(void*) {
     } else {
       s.transport.Pump();
     }
+    if (s.standby) NoteConnectionState();  // a lost connection ends the attach (standby.h)
     pthread_mutex_unlock(&s.flush_mu);
   }
+  ForgetAgentThread(static_cast<pid_t>(syscall(SYS_gettid)));
   NoteFlusherCpu();
   return nullptr;
 }

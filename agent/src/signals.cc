@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <string>
 
+#include "adopted_threads.h"
 #include "agent_state.h"
 #include "blame.h"
 #include "code_range.h"
@@ -130,6 +131,8 @@ bool CalledFromAgent(const void* caller) { return g_agent_text.Contains(caller);
 extern "C" void CilkprofSampleHandler(int signo, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   ThreadRecord* t = tls_thread;
+  // A thread the agent did not see start claims the record made for it (standby.h).
+  if (__builtin_expect(t == nullptr, 0)) t = ClaimAdoptedRecord();
   if (g_claimed[signo].load(std::memory_order_acquire) && !IsOwnSample(t, info)) {
     PassToProgram(signo, info, context);
   } else if (t != nullptr && __atomic_load_n(&g_sampling, __ATOMIC_RELAXED) != 0) {

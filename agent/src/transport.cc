@@ -117,6 +117,22 @@ void Transport::Configure(std::string address, std::string spill_dir, pid_t pid)
   spill_path_ = spill_dir_ + "/cilkprof-" + std::to_string(pid) + ".spill";
 }
 
+void Transport::AdoptConnection(int fd, pid_t pid) {
+  Abandon();
+  address_ = "the connection cilkprof attach handed over";
+  spill_dir_.clear();
+  pid_ = pid;
+  fd_ = MoveHigh(fd);
+  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  struct stat st;
+  if (fstat(fd_, &st) == 0) {
+    fd_dev_ = st.st_dev;
+    fd_ino_ = st.st_ino;
+  }
+  opened_ = true;
+  handed_ = true;
+}
+
 void Transport::SetTcpToken(std::string token, std::string problem) {
   tcp_token_ = std::move(token);
   tcp_problem_ = std::move(problem);
@@ -377,6 +393,18 @@ int Transport::OpenSpillFile(char* path, size_t path_size) {
 
 void Transport::StartSpill(const std::string& why, bool respect_quiet) {
   if (spilling_) return;
+  if (handed_) {
+    // Attached: nothing goes to a file (AdoptConnection). The agent detaches.
+    spilling_ = true;
+    lost_ = true;
+    lost_reason_ = why;
+    if (fd_ >= 0 && SocketStillOurs()) close(fd_);
+    fd_ = -1;
+    queue_.clear();
+    queued_bytes_ = 0;
+    front_offset_ = 0;
+    return;
+  }
   spilling_ = true;
   if (fd_ >= 0) {
     close(fd_);
@@ -447,6 +475,8 @@ void Transport::Abandon() {
   goodbye_.clear();
   auth_line_.clear();
   opened_ = spilling_ = spill_failed_ = false;
+  handed_ = lost_ = false;
+  lost_reason_.clear();
 }
 
 // ---- The crash path ------------------------------------------------------------------
@@ -472,6 +502,7 @@ bool Transport::CrashWrite(const char* data, size_t size, uint64_t deadline_ms) 
 }
 
 bool Transport::CrashStartSpill() {
+  if (handed_) return false;  // attached: never a file in the program's directories
   if (fd_ >= 0 && SocketStillOurs()) close(fd_);
   fd_ = -1;
   spilling_ = true;  // from here on CrashWrite goes to the file

@@ -54,6 +54,14 @@ class Transport {
   // none, why (the reason the spill line gives). Set once at start-up; kept across
   // Configure() and Abandon(), so that a fork child presents it too.
   void SetTcpToken(std::string token, std::string problem);
+  // An attach (docs/AGENT.md, "Standby and attach"): `fd` is a stream socket already
+  // connected to an aggregator by `cilkprof attach`, whose peer the control socket has
+  // checked. The transport never spills then: the profile belongs to whoever attached,
+  // not to a file in the program's directories. When the connection fails or the queue
+  // overflows, everything queued is dropped and lost() says why; the agent detaches.
+  void AdoptConnection(int fd, pid_t pid);
+  bool lost() const { return lost_; }
+  const std::string& lost_reason() const { return lost_reason_; }
   // Connects on first use (a bounded, blocking connect of at most 2 s), or starts
   // spilling if that fails or the listener is not ours. Idempotent.
   void EnsureOpen();
@@ -126,6 +134,9 @@ class Transport {
   bool opened_ = false;
   bool spilling_ = false;
   bool spill_failed_ = false;
+  bool handed_ = false;  // AdoptConnection: no spill file, ever
+  bool lost_ = false;
+  std::string lost_reason_;
   int fd_ = -1;
   dev_t fd_dev_ = 0;
   ino_t fd_ino_ = 0;

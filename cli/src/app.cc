@@ -75,6 +75,9 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
                                "Also measure work and span per strand (see `cilkprof view strands`; costs a table "
                                "lookup at every strand boundary)");
   strands->excludes(no_workspan);
+  app.add_flag("--standby", args.standby,
+               "Start the program with the agent in standby: nothing is sampled until `cilkprof attach PID` "
+               "(no profile is written by the run itself)");
   app.add_flag("-q,--quiet", args.quiet, "Print no summary (errors are still printed)");
   app.add_option("command", args.command, "PROGRAM [ARGS...] (put them after --)")->required();
   app.footer(kRunFooter);
@@ -132,6 +135,11 @@ int Dispatch(int argc, char** argv, Entry entry) {
   CLI::App* summary = nullptr;
   CLI::App* import = nullptr;
   CLI::App* exporter = nullptr;
+  CLI::App* attacher = nullptr;
+  CLI::App* detacher = nullptr;
+  AttachArgs attach_args;
+  DetachArgs detach_args;
+  double attach_frequency = 0;
   CLI::Option* depth_option = nullptr;
   CLI::Option* threshold_option = nullptr;
   double threshold = 0;
@@ -193,6 +201,37 @@ int Dispatch(int argc, char** argv, Entry entry) {
         ->default_str("cilkscale-csv");
     exporter->add_option("-o,--output", export_args.output, "File to write (default: standard output)");
 
+    attacher = app.add_subcommand("attach", "Profile a running process: cilkprof attach PID [options]");
+    attacher->add_option("pid", attach_args.pid, "Process to profile")->required()->check(CLI::PositiveNumber);
+    attacher->add_option("-o,--output", attach_args.output,
+                         "Profile file to write (default: <program>.cilkprof, never overwriting)");
+    attacher->add_flag("-f,--force", attach_args.force, "Replace the -o file if it exists");
+    attacher->add_option("--duration", attach_args.duration,
+                         "How long to profile, with a unit: 30s, 10m (default: until Ctrl-C or the process ends)");
+    attacher->add_option("--clock", attach_args.clock, "What a sample measures: cpu (CPU time of each thread) or wall")
+        ->check(CLI::IsMember({"cpu", "wall"}))
+        ->default_str("cpu");
+    auto* attach_period = attacher->add_option("--period", attach_args.period, "Sampling period with a unit: 1ms (default), 500us");
+    auto* attach_freq = attacher->add_option("-F,--freq", attach_frequency, "Sampling frequency in Hz, like perf -F");
+    attach_period->excludes(attach_freq);
+    attacher->add_option("--unwind", attach_args.unwind, "Stack unwinding: dwarf (default) or fp (frame pointers)")
+        ->check(CLI::IsMember({"dwarf", "fp"}))
+        ->default_str("dwarf");
+    attacher->add_flag("--no-workspan", attach_args.no_workspan,
+                       "Do not measure work and span (otherwise measured for the computations that begin after the attach)");
+    attacher->add_option("--daemon", attach_args.daemon,
+                         "Continuous mode: stream to the cilkprofd listening on SOCKET (one profile per window) and "
+                         "return; end it with `cilkprof detach PID`");
+    attacher->add_flag("-q,--quiet", attach_args.quiet, "Print no summary (errors are still printed)");
+    attacher->footer(
+        "A process started with the agent in standby (cilkprof run --standby, or LD_PRELOAD=libcilkprof_agent.so\n"
+        "CILKPROF_STANDBY=1) is reached through its control socket; one started without the agent gets it\n"
+        "loaded through ptrace first. After the detach the process runs as before. Exit status: 0 when the\n"
+        "profile was written, 1 when the attach failed, 2 usage error.");
+
+    detacher = app.add_subcommand("detach", "End an attach (the continuous one of attach --daemon): cilkprof detach PID");
+    detacher->add_option("pid", detach_args.pid, "Process to detach from")->required()->check(CLI::PositiveNumber);
+
     import = app.add_subcommand("import", "Convert an agent spill file into a profile");
     import->add_option("spill", import_args.spill, "Spill file the agent wrote")->required();
     import->add_option("-o,--output", import_args.output, "Profile file to write (default: <spill>.cilkprof)");
@@ -202,8 +241,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
 
   // CLI11 takes the arguments in reverse order, without the executable's name.
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import" && args[0] != "export") {
-    PrintError("unknown command '" + args[0] + "'; the commands are run, view, summary, import and export");
+  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import" && args[0] != "export" && args[0] != "attach" && args[0] != "detach") {
+    PrintError("unknown command '" + args[0] + "'; the commands are run, attach, detach, view, summary, import and export");
     std::fprintf(stderr, "Run 'cilkprof --help' for usage.\n");
     return kExitUsage;
   }
@@ -240,6 +279,11 @@ int Dispatch(int argc, char** argv, Entry entry) {
   if (summary && summary->parsed()) return RunSummary(summary_args);
   if (import && import->parsed()) return RunImport(import_args);
   if (exporter && exporter->parsed()) return RunExport(export_args);
+  if (attacher && attacher->parsed()) {
+    if (attacher->get_option("--freq")->count() > 0) attach_args.frequency_hz = attach_frequency;
+    return RunAttach(attach_args);
+  }
+  if (detacher && detacher->parsed()) return RunDetach(detach_args);
   return kExitUsage;
 }
 

@@ -22,6 +22,7 @@
 #include "output_naming.h"
 #include "private_dir.h"
 #include "progress.h"
+#include "run_summary.h"
 #include "program_check.h"
 #include "separate_workspan_run.h"
 #include "stderr_logging.h"
@@ -78,121 +79,39 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   return env;
 }
 
-// "the profile of pid 12 (/bin/prog) could not be written ...": one message for each
-// profile that is not where it was asked; `writer_failures` adds those the
-// collector's writer logged (written elsewhere, lost) to those only we know about
-// (an -o file created or changed while the program ran).
-std::vector<std::string> WriteProblems(const std::vector<aggregator::WrittenProfile>& written,
-                                       const ProfileNaming& naming, bool writer_failures) {
-  std::vector<std::string> out;
-  for (const auto& profile : written) {
-    if (profile.recorded_nothing) continue;
-    const std::string who =
-        "the profile of pid " + std::to_string(profile.process.pid) + " (" + profile.process.executable + ")";
-    if (!profile.status.ok() && !writer_failures) continue;
-    if (!profile.status.ok() && profile.path.empty()) {
-      out.push_back(who + " could not be written: " + profile.status.message());
-    } else if (!profile.status.ok()) {
-      out.push_back(who + " could not be written where asked (" + profile.status.message() +
-                    "); it was written to " + profile.path + " instead");
-    } else if (naming.IsProgram(profile.process) && !naming.diversion().empty()) {
-      out.push_back(naming.diversion() + "; " + who + " was written to " + profile.path);
+// --standby: the program runs with the agent in standby (no collector, no profile of
+// its own); `cilkprof attach PID` profiles it whenever asked.
+int RunStandby(const std::string& path, const RunArgs& args, const std::string& agent, const InheritedFds& inherited) {
+  std::vector<std::string> env;
+  std::string preload = agent;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name == "LD_PRELOAD") {
+      const std::string existing = entry.substr(entry.find('=') + 1);
+      if (!existing.empty()) preload += ":" + existing;
+      continue;
     }
+    if (name == "CILKPROF_SOCKET" || name == "CILKPROF_STANDBY") continue;
+    env.push_back(entry);
   }
-  return out;
-}
-
-// "/usr/bin/env -> /usr/bin/bash (x4) -> /usr/bin/python3.11": the images a process
-// exec'd through, then the last one; repeats in a row counted, not listed.
-std::string ExecChainText(const aggregator::ProcessKey& process) {
-  std::vector<std::string> images = process.exec_chain;
-  images.push_back(process.executable);
-  std::string out;
-  for (size_t i = 0; i < images.size();) {
-    size_t same = 1;
-    while (i + same < images.size() && images[i + same] == images[i]) ++same;
-    if (!out.empty()) out += " -> ";
-    out += images[i];
-    if (same > 1) out += " (x" + std::to_string(same) + ")";
-    i += same;
-  }
-  return out;
-}
-
-// "37 more processes recorded no samples; no profile was written for them (bash x20,
-// readlink x9, ...)": the helpers a wrapper script forks, in one line.
-std::string RecordedNothingLine(const std::vector<aggregator::WrittenProfile>& written) {
-  std::vector<std::pair<std::string, size_t>> programs;  // basename, count
-  size_t count = 0;
-  for (const auto& profile : written) {
-    if (!profile.recorded_nothing) continue;
-    ++count;
-    const std::string& exe = profile.process.executable;
-    const std::string name = exe.substr(exe.rfind('/') == std::string::npos ? 0 : exe.rfind('/') + 1);
-    auto known = std::find_if(programs.begin(), programs.end(), [&](const auto& p) { return p.first == name; });
-    if (known == programs.end()) {
-      programs.emplace_back(name, 1);
-    } else {
-      ++known->second;
+  env.push_back("LD_PRELOAD=" + preload);
+  env.push_back("CILKPROF_STANDBY=1");
+  ForwardedSignals signals;
+  auto child = RunChild(path, args.command, env, signals, inherited, [&args](pid_t pid) {
+    if (!args.quiet) {
+      std::fprintf(stderr, "cilkprof: %s runs with the agent in standby as process %d; profile it with: cilkprof attach %d\n",
+                   args.command[0].c_str(), static_cast<int>(pid), static_cast<int>(pid));
     }
-  }
-  if (count == 0) return "";
-  std::stable_sort(programs.begin(), programs.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::string list;
-  for (const auto& [name, n] : programs) {
-    list += (list.empty() ? "" : ", ") + name + (n > 1 ? " x" + std::to_string(n) : "");
-  }
-  return "cilkprof: " + std::to_string(count) + (count == 1 ? " more process" : " more processes") +
-         " recorded no samples; no profile was written for " + (count == 1 ? "it" : "them") + " (" + list +
-         ")\n";
-}
-
-// `workspan_note`: how work and span were measured when the profile does not say it
-// (one run where two were asked for) or why they were not ("" when nothing to add).
-void PrintRunSummary(std::vector<aggregator::WrittenProfile> written, const ChildExit& exit,
-                     const ProfileNaming& naming, const std::string& workspan_note, Progress& progress) {
-  // The profile with the most samples (the program the user meant, even behind a
-  // wrapper that forked it) first, then the others; the program itself first on a tie.
-  std::stable_sort(written.begin(), written.end(), [](const auto& a, const auto& b) {
-    if (a.totals.samples() != b.totals.samples()) return a.totals.samples() > b.totals.samples();
-    return a.process.sequence < b.process.sequence;
   });
-  size_t shown = 0;
-  for (const auto& profile : written) shown += profile.path.empty() ? 0 : 1;
-  std::string out = "\ncilkprof: the program " + exit.description + "\n";
-  for (const std::string& problem : WriteProblems(written, naming, false)) out += "cilkprof: " + problem + "\n";
-  std::string main_path;
-  for (const auto& profile : written) {
-    if (profile.recorded_nothing || profile.path.empty()) continue;  // one line below, or above
-    if (main_path.empty()) {
-      main_path = profile.path;
-      progress.Stage("summarizing " + profile.path);
-      auto loaded = ReadForAnalysis(profile.path);
-      if (loaded.ok()) {
-        out += views::RenderSummaryText(views::Summarize(loaded->profile, loaded->nodes, profile.path, 5));
-        if (!profile.process.exec_chain.empty()) out += "Exec chain       " + ExecChainText(profile.process) + "\n";
-        // Work and span, for programs on the Cilk runtime (issue 5).
-        if (auto figures = views::WholeProgram(loaded->profile); figures.ok()) {
-          out += views::RenderWorkSpanText(*figures);
-          out += "Call sites (work and span): cilkprof view callsites " + profile.path + "\n";
-        }
-        if (!workspan_note.empty()) out += "Work and span    " + workspan_note + "\n";
-      } else {
-        out += "Profile          " + profile.path + " (" + loaded.status().message() + ")\n";
-      }
-      if (shown > 1) out += "Further profiles (other processes):\n";
-    } else {
-      out += "  " + profile.path + "  pid " + std::to_string(profile.process.pid) + ", " +
-             (profile.process.exec_chain.empty() ? profile.process.executable : ExecChainText(profile.process)) +
-             ", " + std::to_string(profile.totals.samples()) + " samples, " + std::to_string(profile.threads) +
-             " threads\n";
-    }
+  if (!child.ok()) {
+    PrintError(child.status().message());
+    return kExitCannotExecute;
   }
-  out += RecordedNothingLine(written);
-  if (!main_path.empty()) out += "View it with: cilkprof view top-down " + main_path + "\n";
-  progress.Clear();
-  std::fwrite(out.data(), 1, out.size(), stderr);
+  if (child->signal == SIGINT || child->signal == SIGTERM || child->signal == SIGHUP || child->signal == SIGPIPE) {
+    DieBySignalOnExit(child->signal);
+  }
+  return child->exit_code;
 }
 
 }  // namespace
@@ -263,6 +182,8 @@ int RunProgram(const RunArgs& args) {
     return kExitRunFailed;
   }
 
+  if (args.standby) return RunStandby(program.path, args, *agent, inherited_fds);
+
   // The collector's progress messages are for the daemon's log; here the summary
   // says it all. Its warnings still show: dropped connections, and a profile written
   // elsewhere than asked or lost (the writer's warning or error, at the moment it
@@ -330,7 +251,7 @@ int RunProgram(const RunArgs& args) {
     PrintError("no profile was written: the agent never reported (the program " + child->description +
                "); check that " + *agent + " loads into it (LD_PRELOAD) and that nothing unsets LD_PRELOAD");
   } else if (!args.quiet) {
-    PrintRunSummary(written, *child, *naming, workspan_note, progress);
+    PrintRunSummary(written, "the program " + child->description, *naming, workspan_note, progress);
   } else {
     for (const std::string& problem : WriteProblems(written, *naming, true)) PrintError(problem);
     // A warning, like the profile's own problems: -q silences the summary, not these.

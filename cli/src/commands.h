@@ -8,6 +8,8 @@
 //   it cannot be run under the agent, 125 when cilkprof itself could not profile it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -98,7 +100,34 @@ struct RunArgs {
   std::string workspan = "separate";
   bool workspan_given = false;  // --workspan on the command line (else the default)
   bool strands = false;      // CILKPROF_WS_STRANDS=1: per-strand work/span metrics too
+  // CILKPROF_STANDBY=1: the agent arms nothing until `cilkprof attach PID`; no profile
+  // is written by the run itself.
+  bool standby = false;
 };
 int RunProgram(const RunArgs& args);
+
+// `cilkprof attach PID` (command_attach.cc; docs/USER_GUIDE.md "Profiling a running
+// service"): profiles a running process through its standby agent, loading the agent
+// with ptrace first when the process has none.
+struct AttachArgs {
+  pid_t pid = 0;
+  std::string output;
+  bool force = false;
+  std::string duration;  // "" = until Ctrl-C or the process ends
+  std::string clock = "cpu";
+  std::string period;
+  std::optional<double> frequency_hz;
+  std::string unwind = "dwarf";
+  bool no_workspan = false;
+  std::string daemon;  // continuous mode: stream to the cilkprofd at this socket
+  bool quiet = false;
+};
+int RunAttach(const AttachArgs& args);
+
+// `cilkprof detach PID`: ends an attach (the continuous one of `attach --daemon`).
+struct DetachArgs {
+  pid_t pid = 0;
+};
+int RunDetach(const DetachArgs& args);
 
 }  // namespace cilkprof::cli

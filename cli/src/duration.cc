@@ -42,4 +42,22 @@ Result<uint64_t> PeriodFromFrequency(double hz) {
   return InRange(1e9 / hz, std::string("--freq ") + text);
 }
 
+Result<uint64_t> ParseDuration(const std::string& text) {
+  const std::string usage = "'" + text + "': give a number with a unit, e.g. 30s, 500ms, 10m, 2h";
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || !std::isfinite(value) || value <= 0) return Status::Error(usage);
+  const std::string unit(end);
+  double scale = 0;
+  if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  else if (unit == "m" || unit == "min") scale = 60e9;
+  else if (unit == "h") scale = 3600e9;
+  else if (unit == "d") scale = 86400e9;
+  else return Status::Error(usage);
+  const double ns = value * scale;
+  if (ns < 1e6 || ns > 366 * 86400e9) return Status::Error(usage + " (from 1ms to 366d)");
+  return static_cast<uint64_t>(std::llround(ns));
+}
+
 }  // namespace cilkprof::cli

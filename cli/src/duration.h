@@ -18,4 +18,8 @@ Result<uint64_t> ParsePeriod(const std::string& text);
 // Hz -> nanoseconds, like perf's -F.
 Result<uint64_t> PeriodFromFrequency(double hz);
 
+// A length of time with a unit (ms, s, m or min, h, d) from 1ms to 366d, in ns: the
+// duration of an attach (`cilkprof attach --duration 30s`).
+Result<uint64_t> ParseDuration(const std::string& text);
+
 }  // namespace cilkprof::cli

@@ -63,7 +63,11 @@ inline Fn Real(Fn* slot, Fn (*resolve)()) {
 // for the lock itself (lock_accounting.h, SampleAcquisition).
 inline void CountAcquisition(const void* lock) {
   ThreadRecord* t = tls_thread;
-  if (t != nullptr && !t->in_handler) locks::CountUncontendedAcquisition(t, lock);
+  // Not while a standby agent is detached (g_sampling 0): what it counts would land in
+  // the next attach window.
+  if (t != nullptr && !t->in_handler && __atomic_load_n(&g_sampling, __ATOMIC_RELAXED) != 0) {
+    locks::CountUncontendedAcquisition(t, lock);
+  }
 }
 
 inline bool NobodyWaits() { return __builtin_expect(locks::g_lock_table.waiters() == 0, 1); }
