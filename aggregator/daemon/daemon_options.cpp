@@ -84,7 +84,7 @@ ParsedCommandLine ParseDaemonOptions(const std::vector<std::string>& args) {
             const auto parsed = ParseWindowDuration(text);
             return parsed.ok() ? std::string() : parsed.status().message();
           },
-          "DURATION"));
+          ""));
   app.add_option("--keep", o.keep,
                  "with --window: keep the newest N window files of each process, delete older "
                  "ones; 0 = keep all")

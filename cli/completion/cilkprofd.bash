@@ -36,8 +36,12 @@ _cilkprofd()
             ;;
         --tcp | --max-frame-bytes | --memory-budget | --max-connections-per-client | \
             --max-connections-per-uid | --max-profiles-per-minute | \
-            --max-tcp-connections-per-minute | --drain-ms)
+            --max-tcp-connections-per-minute | --drain-ms | --keep)
             return # HOST:PORT, numbers of bytes, counts, milliseconds: nothing to offer
+            ;;
+        --window)
+            COMPREPLY=($(compgen -W '60s 10m 1h' -- "$cur"))
+            return
             ;;
     esac
     $split && return
@@ -46,7 +50,8 @@ _cilkprofd()
         COMPREPLY=($(compgen -W '--socket --socket-mode --allow-uid --tcp --tcp-secret-file
             --output-dir --max-frame-bytes --memory-budget --max-connections-per-client
             --max-connections-per-uid --max-profiles-per-minute
-            --max-tcp-connections-per-minute --log-level --drain-ms -h --help --version' \
+            --max-tcp-connections-per-minute --log-level --drain-ms --window --keep -h
+            --help --version' \
             -- "$cur"))
     fi
 } &&
