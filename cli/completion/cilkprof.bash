@@ -11,7 +11,7 @@
 # first word that is neither an option nor one of these options' values, as
 # SeparateProgram in app.cc decides.
 _cilkprof_run_valued='-o --output --clock --period -F --freq --unwind --workspan'
-_cilkprof_run_flags='-f --force --no-follow-fork --no-workspan --strands -q --quiet -h --help'
+_cilkprof_run_flags='-f --force --no-follow-fork --no-workspan --strands --standby -q --quiet -h --help'
 
 # Completes the words of `cilkprof run` / `cilkprof-run` from COMP_WORDS index $1 on:
 # the run options and their values up to the program, then the program (a command) and
@@ -106,7 +106,7 @@ _cilkprof()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'run view summary export import' -- "$cur"))
+            COMPREPLY=($(compgen -W 'run attach detach view summary export import' -- "$cur"))
         fi
         return
     fi
@@ -183,6 +183,35 @@ _cilkprof()
                     ;;
             esac
             ;;
+        attach)
+            valued='-o --output --duration --clock --period -F --freq --unwind --daemon'
+            flags='-f --force --no-workspan -q --quiet -h --help'
+            case $prev in
+                -o | --output)
+                    _filedir cilkprof
+                    return
+                    ;;
+                --clock)
+                    COMPREPLY=($(compgen -W 'cpu wall' -- "$cur"))
+                    return
+                    ;;
+                --unwind)
+                    COMPREPLY=($(compgen -W 'dwarf fp' -- "$cur"))
+                    return
+                    ;;
+                --daemon)
+                    _filedir sock
+                    return
+                    ;;
+                --duration | --period | -F | --freq)
+                    return
+                    ;;
+            esac
+            ;;
+        detach)
+            valued=''
+            flags='-h --help'
+            ;;
         import)
             valued='-o --output'
             flags='-f --force -q --quiet -h --help'
@@ -213,6 +242,9 @@ _cilkprof()
             ;;
         import:0)
             _filedir spill
+            ;;
+        attach:0 | detach:0)
+            COMPREPLY=($(compgen -W "$(command ps -e -o pid= 2>/dev/null)" -- "$cur"))
             ;;
     esac
 } &&

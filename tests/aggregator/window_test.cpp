@@ -253,7 +253,7 @@ TEST_F(WindowServerTest, RotationKeepsTheNewestWindowsOfEachProcess) {
   EXPECT_EQ(files.size(), 3u);
   for (const std::string& path : kept) {
     EXPECT_TRUE(std::filesystem::exists(path)) << path;
-    EXPECT_EQ(Read(WrittenProfile{.path = path}).totals().samples(), path == kept[0] ? 4u : 5u);
+    EXPECT_EQ(Read([&path] { WrittenProfile w; w.path = path; return w; }()).totals().samples(), path == kept[0] ? 4u : 5u);
   }
   EXPECT_FALSE(std::filesystem::exists(newest[0]));
   agent.Close();
