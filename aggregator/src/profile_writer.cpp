@@ -95,6 +95,16 @@ std::vector<WrittenProfile> ProfileWriter::written() const {
   return written_;
 }
 
+uint64_t ProfileWriter::written_count() const {
+  std::lock_guard lock(mutex_);
+  return written_count_;
+}
+
+uint64_t ProfileWriter::failed_count() const {
+  std::lock_guard lock(mutex_);
+  return failed_count_;
+}
+
 void ProfileWriter::Run() {
   while (true) {
     FinishedSession work;
@@ -110,7 +120,12 @@ void ProfileWriter::Run() {
     if (work.done) work.done(result);
     {
       std::lock_guard lock(mutex_);
-      written_.push_back(result);
+      if (result.status.ok()) {
+        ++written_count_;
+      } else {
+        ++failed_count_;
+      }
+      if (options_.list_written_profiles) written_.push_back(result);
     }
     if (options_.on_written) {
       try {

@@ -51,6 +51,10 @@ class ProfileWriter {
   void StopAndJoin();
   // Every profile written (or failed) so far, in order.
   std::vector<WrittenProfile> written() const;
+  // How many were written where asked and how many were not (written elsewhere, or
+  // lost), listed or not (AggregatorOptions::list_written_profiles).
+  uint64_t written_count() const;
+  uint64_t failed_count() const;
 
  private:
   void Run();
@@ -64,6 +68,8 @@ class ProfileWriter {
   std::condition_variable cv_;
   std::deque<FinishedSession> queue_;
   std::vector<WrittenProfile> written_;
+  uint64_t written_count_ = 0;
+  uint64_t failed_count_ = 0;
   bool stopping_ = false;
   // Writer thread only: the window files written per process (pid, executable), oldest
   // first, for Rotate.

@@ -859,6 +859,8 @@ AggregatorStats Aggregator::stats() const {
   s.refused_tcp_rate = impl.refused_rate.load();
   s.refused_authentication = impl.refused_authentication.load();
   s.profiles_over_limit = impl.profiles_over_limit.load();
+  s.profiles_written = impl.writer.written_count();
+  s.profiles_failed = impl.writer.failed_count();
   s.buffered_frame_bytes = impl.budget.reserved();
   s.peak_buffered_frame_bytes = impl.budget.peak();
   s.memory_budget_bytes = impl.budget.capacity();

@@ -240,7 +240,9 @@ TEST_F(WindowServerTest, RotationKeepsTheNewestWindowsOfEachProcess) {
   std::vector<std::string> newest;
   for (int w = 0; w < 5; ++w) {
     ASSERT_TRUE(agent.Send(FrameBytes({OneSampleDelta(1, 0, 1 + w, /*declare=*/w == 0)})));
-    if (w == 0) ASSERT_TRUE(other.Send(FrameBytes({OneSampleDelta(1, 0, 9)})));
+    if (w == 0) {
+      ASSERT_TRUE(other.Send(FrameBytes({OneSampleDelta(1, 0, 9)})));
+    }
     const auto written = server->CutWindow(Boundary(w));
     ASSERT_EQ(written.size(), w == 0 ? 2u : 1u);
     for (const auto& p : written) {

@@ -105,6 +105,10 @@ struct AggregatorOptions {
   // Hello before it is written alone (the new program may run without the agent: a
   // static or setuid binary, or LD_PRELOAD removed). Finish() does not wait for it.
   std::chrono::milliseconds exec_successor_wait{30000};
+  // Whether Finish() lists every profile written. A daemon that runs for days writes a
+  // profile per process per window: it sets this false and reads the counts in stats()
+  // instead, so that its memory does not grow with the files it wrote.
+  bool list_written_profiles = true;
   // Continuous mode (see "Windows" below); 0: off, one profile per process as it ends.
   // Windows are aligned to multiples of it since the Unix epoch: the first one starts
   // at the last multiple before Start; CutWindow ends each.
@@ -127,6 +131,8 @@ struct AggregatorStats {
   uint64_t refused_tcp_rate = 0;
   uint64_t refused_authentication = 0;
   uint64_t profiles_over_limit = 0;   // not written: max_profiles_per_client
+  uint64_t profiles_written = 0;      // written where asked
+  uint64_t profiles_failed = 0;       // not written where asked (written elsewhere, or lost)
   uint64_t buffered_frame_bytes = 0;  // memory reserved for frames now
   uint64_t peak_buffered_frame_bytes = 0;  // at most memory_budget_bytes
   uint64_t memory_budget_bytes = 0;
