@@ -21,6 +21,7 @@
 #include "real_functions.h"
 #include "runtime_view.h"
 #include "signal_mask.h"
+#include "standby.h"
 #include "thread_end_sample.h"
 #include "unsampled.h"
 
@@ -465,6 +466,12 @@ void UnregisterCurrentThread() {
 }
 
 bool PrepareForExec() {
+  // An attach ends with Goodbye("exec"); a failed exec leaves the agent in standby,
+  // detached, with nothing to resume (standby.h).
+  if (g_state != nullptr && g_state->standby && getpid() == g_state->pid) {
+    DetachBeforeExec();
+    return false;
+  }
   if (!AgentActive()) return false;
   return FinishConnection("exec");
 }

@@ -136,7 +136,9 @@ uint64_t UnixNowNs();
 extern "C" void CilkprofSampleHandler(int signo, siginfo_t* info, void* context);
 bool InstallSampleHandler(int signo, std::string* error);
 int ChooseInitialSignal(int requested, std::string* warning);
-void RestoreProgramDisposition();
+// `discard_pending` (a detach, the process living on; every source already closed):
+// first drops sample signals still pending on any thread (standby.cc).
+void RestoreProgramDisposition(bool discard_pending = false);
 // `caller`: the return address of the exported function, so that the agent's own
 // calls (the unwinder's) are told apart from the program's.
 // Async-signal-safe and lock-free (programs call sigaction in their handlers).

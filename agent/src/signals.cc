@@ -195,11 +195,20 @@ int ChooseInitialSignal(int requested, std::string* warning) {
   return fresh;
 }
 
-void RestoreProgramDisposition() {
+void RestoreProgramDisposition(bool discard_pending) {
   const int signo = g_handler_signal.exchange(0, std::memory_order_acq_rel);
   if (signo <= 0) return;
   struct sigaction view;
   LoadProgramAction(signo, &view);
+  if (discard_pending && (IsDefaultAction(view) || IsIgnoreAction(view))) {
+    // A sample signal already queued to a thread that has not run since (or that blocks
+    // it) would otherwise meet the program's default action, which for SIGPROF is to
+    // terminate. Ignoring a signal discards its pending instances in every thread.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    real::sigaction()(signo, &ignore, nullptr);
+  }
   real::sigaction()(signo, &view, nullptr);
 }
 

@@ -50,7 +50,8 @@ void ApplyRequest(const control::AttachRequest& r, AgentState* s) {
 // Every known live thread starts the window with no source (the clock may not be the
 // last window's) and its sampling clock read afresh. Sampling is off (g_sampling 0) and
 // every source disarmed since the last detach, so no handler uses the sources now.
-void ResetThreadSources(AgentState* s) {
+// `reinit`: read each sampling clock afresh for the window about to start.
+void ResetThreadSources(AgentState* s, bool reinit) {
   pthread_mutex_lock(&s->registry_mu);
   for (ThreadRecord* t = s->threads; t != nullptr; t = t->next) {
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) continue;
@@ -61,7 +62,7 @@ void ResetThreadSources(AgentState* s) {
     __atomic_store_n(&t->source, kNoSource, __ATOMIC_RELEASE);
     __atomic_store_n(&t->interval_rng, uint64_t{0}, __ATOMIC_RELAXED);
     t->end_measured = false;
-    InitSampleClock(t, s->sampler);
+    if (reinit) InitSampleClock(t, s->sampler);
   }
   pthread_mutex_unlock(&s->registry_mu);
 }
@@ -99,11 +100,13 @@ bool DetachLocked(const char* reason) {
   // Disarms every thread, drains pending samples; the window's work/span goes with the
   // last flush (FlushWorkSpanForDetach).
   FlushAndSayGoodbye(reason);
+  // No descriptor of ours stays open in the program between windows.
+  ResetThreadSources(&s, /*reinit=*/false);
   if (g_workspan_hooks) {
     workspan::RemoveWorkSpanHooks();
     g_workspan_hooks = false;
   }
-  RestoreProgramDisposition();
+  RestoreProgramDisposition(/*discard_pending=*/true);
   SetKeptSignal(0);
   PrepareNextWindow(&s);
   g_attached = false;
@@ -170,7 +173,7 @@ AttachOutcome AttachNow(const control::AttachRequest& request, int aggregator_fd
       aggregator_fd = -1;
       pthread_mutex_unlock(&s.flush_mu);
       NoteCpuBase();
-      ResetThreadSources(&s);
+      ResetThreadSources(&s, /*reinit=*/true);
       SetKeptSignal(s.sampler.signo);
       __atomic_store_n(&s.shut_down, false, __ATOMIC_RELEASE);
       __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
@@ -196,6 +199,12 @@ bool DetachNow(const char* reason) {
   const bool detached = DetachLocked(reason);
   pthread_mutex_unlock(&g_attach_mu);
   return detached;
+}
+
+void DetachBeforeExec() {
+  pthread_mutex_lock(&g_attach_mu);
+  DetachLocked("exec");
+  pthread_mutex_unlock(&g_attach_mu);
 }
 
 bool AttachedNow(bool* persistent) {

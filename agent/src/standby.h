@@ -32,6 +32,9 @@ AttachOutcome AttachNow(const control::AttachRequest& request, int aggregator_fd
 // Ends the attach: false when none is on.
 bool DetachNow(const char* reason);
 
+// Before an exec-family call: ends an attach that is on with Goodbye("exec").
+void DetachBeforeExec();
+
 // Whether an attach is on, and whether it outlives its control connection.
 bool AttachedNow(bool* persistent = nullptr);
 
