@@ -10,9 +10,11 @@ from round to round) so the shared machine's slow phases hit every mode alike:
 standby   The bundled examples with no agent vs with the agent preloaded in standby
           (LD_PRELOAD=BUILD_DIR/lib/libcilkprof_agent.so CILKPROF_STANDBY=1, what
           `cilkprof run --standby` and a service unit set). Medians of the program's
-          own `time:` line (the computation) and of the whole process's wall time, the
-          ratio per example, their geometric means, and each mode's spread
-          ((max - min) / median over the runs). Target: at most 1.005.
+          own `time:` line (the computation), of the whole process's wall time and of
+          its CPU time (user + system: not stretched by waiting for a CPU, so the
+          quietest figure on a busy machine, best with --workers 1), the ratio per
+          example, the median of the per-round ratios (paired), their geometric means,
+          and each mode's spread ((max - min) / median of `time:`). Target: at most 1.005.
 service   The example service (cilk_service, CILK_NWORKERS workers) under
           cilk_service_load for --load-duration, with no agent vs in standby:
           throughput (requests/s) and overall p50/p99 latency, medians.
@@ -36,6 +38,7 @@ import argparse
 import math
 import os
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -98,53 +101,63 @@ def control_sockets():
 
 # ---------------------------------------------------------------------------- standby
 
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed_run(cmd, env):
+    """The program's `time:`, its wall time and its CPU time (user + system, all threads:
+    unlike the other two, not stretched by waiting for a CPU the other processes hold)."""
+    cpu = children_cpu()
     start = time.monotonic()
     out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - start
+    cpu = children_cpu() - cpu
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed with {out.returncode}:\n{out.stderr}")
     m = re.search(r"^time:\s*([0-9.eE+-]+)", out.stdout, re.M)
     if not m:
         sys.exit(f"{' '.join(cmd)} printed no 'time:' line")
-    return float(m.group(1)), wall, out.stderr
+    return float(m.group(1)), wall, cpu, out.stderr
 
 
 def part_standby(b, a):
-    print(f"== standby: the examples with no agent vs the agent in standby, {a.runs} alternating runs each "
-          f"(load {load()})", flush=True)
+    print(f"== standby: the examples with no agent vs the agent in standby, {a.workers} workers, {a.runs} "
+          f"alternating runs each (load {load()})", flush=True)
     before = control_sockets()
     rows = []
     agent_stderr = set()
     for spec in a.examples:
         name, _, args = spec.partition(":")
         cmd = [b.path(name)] + (args.split(",") if args else [])
-        t = {"none": [], "standby": []}
-        w = {"none": [], "standby": []}
+        runs = {"none": [], "standby": []}  # (time, wall, cpu) per run
         for order in rotations(["none", "standby"], a.runs):
             for mode in order:
-                compute, wall, err = timed_run(cmd, b.env if mode == "none" else b.standby_env)
-                t[mode].append(compute)
-                w[mode].append(wall)
+                compute, wall, cpu, err = timed_run(cmd, b.env if mode == "none" else b.standby_env)
+                runs[mode].append((compute, wall, cpu))
                 if mode == "standby" and err.strip():
                     agent_stderr.add(err.strip())
-        med_t = {m: statistics.median(v) for m, v in t.items()}
-        med_w = {m: statistics.median(v) for m, v in w.items()}
-        row = (spec, med_t, med_w, {m: spread(v) for m, v in t.items()}, os.getloadavg()[0])
-        rows.append(row)
-        print(f"{spec:12s} time none {med_t['none']:.4f} s standby {med_t['standby']:.4f} s "
-              f"ratio {med_t['standby'] / med_t['none']:.4f} (spread {row[3]['none']:.1f}% / {row[3]['standby']:.1f}%)  "
-              f"wall ratio {med_w['standby'] / med_w['none']:.4f}  load {row[4]:.2f}", flush=True)
+        med = {m: [statistics.median(r[i] for r in runs[m]) for i in range(3)] for m in runs}
+        ratio = [med["standby"][i] / med["none"][i] for i in range(3)]
+        # Each round's standby run over the same round's no-agent run: drifts slower than
+        # a round cancel out.
+        paired = statistics.median(s[0] / n[0] for s, n in zip(runs["standby"], runs["none"]))
+        sp = {m: spread([r[0] for r in runs[m]]) for m in runs}
+        load1 = os.getloadavg()[0]
+        rows.append((spec, med, ratio, paired, sp, load1))
+        print(f"{spec:12s} time none {med['none'][0]:.4f} s standby {med['standby'][0]:.4f} s ratio {ratio[0]:.4f} "
+              f"(paired {paired:.4f}; spread {sp['none']:.1f}% / {sp['standby']:.1f}%)  wall {ratio[1]:.4f}  "
+              f"cpu {ratio[2]:.4f}  load {load1:.2f}", flush=True)
     print()
-    print("| example | no agent, time (s) | standby, time (s) | standby / none | spread none | spread standby "
-          "| wall none (s) | wall standby (s) | wall ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for spec, mt, mw, sp, _ in rows:
-        print(f"| {spec} | {mt['none']:.4f} | {mt['standby']:.4f} | {mt['standby'] / mt['none']:.4f} | "
-              f"{sp['none']:.1f}% | {sp['standby']:.1f}% | {mw['none']:.3f} | {mw['standby']:.3f} | "
-              f"{mw['standby'] / mw['none']:.4f} |")
-    print(f"| geometric mean ({len(rows)}) | | | {geo([mt['standby'] / mt['none'] for _, mt, _, _, _ in rows]):.4f} "
-          f"| | | | | {geo([mw['standby'] / mw['none'] for _, _, mw, _, _ in rows]):.4f} |")
+    print("| example | no agent, time (s) | standby, time (s) | standby / none | paired rounds | spread none "
+          "| spread standby | wall ratio | CPU time ratio | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for spec, med, ratio, paired, sp, load1 in rows:
+        print(f"| {spec} | {med['none'][0]:.4f} | {med['standby'][0]:.4f} | {ratio[0]:.4f} | {paired:.4f} | "
+              f"{sp['none']:.1f}% | {sp['standby']:.1f}% | {ratio[1]:.4f} | {ratio[2]:.4f} | {load1:.1f} |")
+    print(f"| geometric mean ({len(rows)}) | | | {geo([r[2][0] for r in rows]):.4f} | {geo([r[3] for r in rows]):.4f} "
+          f"| | | {geo([r[2][1] for r in rows]):.4f} | {geo([r[2][2] for r in rows]):.4f} | |")
     left = control_sockets() - before
     print(f"control sockets left in {control_dir()} by the standby runs: {len(left)}")
     for e in sorted(agent_stderr):
