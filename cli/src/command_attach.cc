@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -36,6 +37,21 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kReplyTimeout{10000};
 constexpr std::chrono::milliseconds kDetachTimeout{15000};
 constexpr std::chrono::milliseconds kDrain{3000};
+
+// Whether `pid` still runs. Not kill(pid, 0): a killed process stays a zombie until its
+// parent reaps it, and that answers as alive right when the agent's end is noticed.
+bool StillRuns(pid_t pid) {
+  char state = 0;
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return false;
+  // "pid (comm) S ...": the state follows the last ')' (comm may hold anything).
+  char line[1024];
+  const size_t n = std::fread(line, 1, sizeof line - 1, f);
+  std::fclose(f);
+  line[n] = '\0';
+  if (const char* close = std::strrchr(line, ')'); close != nullptr && close[1] == ' ') state = close[2];
+  return state != 0 && state != 'Z' && state != 'X';
+}
 
 std::string Executable(pid_t pid) {
   char buf[4096];
@@ -295,7 +311,7 @@ int RunAttach(const AttachArgs& args) {
   const auto elapsed = Clock::now() - attached_at;
   std::string headline;
   if (end == WindowEnd::kAgentEnded) {
-    const bool alive = ::kill(args.pid, 0) == 0;
+    const bool alive = StillRuns(args.pid);
     headline = alive ? "the attach to process " + std::to_string(args.pid) + " ended after " + Seconds(elapsed) +
                            " (the agent lost its connection to cilkprof)"
                      : "process " + std::to_string(args.pid) + " ended after " + Seconds(elapsed) + " of profiling";
@@ -305,7 +321,7 @@ int RunAttach(const AttachArgs& args) {
     auto reply = detach.ok() ? control->ReadLine(kDetachTimeout, &closed) : Result<std::string>(detach);
     if (reply.ok() && control::Verb(*reply) == "DETACHED") {
       headline = "detached from process " + std::to_string(args.pid) + " after " + Seconds(elapsed);
-    } else if (closed || ::kill(args.pid, 0) != 0) {
+    } else if (closed || !StillRuns(args.pid)) {
       headline = "process " + std::to_string(args.pid) + " ended after " + Seconds(elapsed) + " of profiling";
     } else {
       headline = "process " + std::to_string(args.pid) + " did not confirm the detach (" +
