@@ -81,6 +81,18 @@ void InstallFatalSignalHandlers() {
   unwinder::SetDefaultActionHook(BeforeFatalFault);
 }
 
+void UninstallFatalSignalHandlers() {
+  for (int signo : kWatched) {
+    if (!g_watched[signo].load(std::memory_order_acquire)) continue;
+    // The program's action as it stands (its own sigaction calls kept it up to date),
+    // then no more watching: a sigaction of the program after this goes to the kernel.
+    struct sigaction view;
+    LoadProgramAction(signo, &view);
+    real::sigaction()(signo, &view, nullptr);
+    g_watched[signo].store(false, std::memory_order_release);
+  }
+}
+
 int FatalSignalSigaction(int signo, const struct sigaction* act, struct sigaction* old) {
   struct sigaction previous;
   if (act == nullptr) {

@@ -40,6 +40,9 @@ bool WatchesFatalSignal(int signo);
 // each watched signal (except those left as they are, above) and the fault guard's
 // hook for SIGSEGV and SIGBUS. Not signal-safe.
 void InstallFatalSignalHandlers();
+// A standby agent's detach (standby.h): the program's own actions back in the kernel
+// for every watched signal. Not signal-safe.
+void UninstallFatalSignalHandlers();
 
 // The program's sigaction for a watched signal (interpose.cc): records its action and
 // keeps the agent's handler installed in front of it (or SIG_IGN in the kernel).

@@ -8,6 +8,7 @@
 #include "adopted_threads.h"
 #include "agent_state.h"
 #include "control/control_server.h"
+#include "control/injected_interposition.h"
 #include "fatal_signals.h"
 #include "locks/lock_report.h"
 #include "log.h"
@@ -25,7 +26,6 @@ namespace {
 pthread_mutex_t g_attach_mu = PTHREAD_MUTEX_INITIALIZER;
 bool g_attached = false;
 bool g_persistent = false;
-bool g_fatal_handlers_installed = false;
 bool g_workspan_hooks = false;
 uint64_t g_attached_since_unix_ns = 0;
 
@@ -100,6 +100,7 @@ bool DetachLocked(const char* reason) {
   // Disarms every thread, drains pending samples; the window's work/span goes with the
   // last flush (FlushWorkSpanForDetach).
   FlushAndSayGoodbye(reason);
+  if (s.injected) RestoreProgramCalls();
   // No descriptor of ours stays open in the program between windows.
   ResetThreadSources(&s, /*reinit=*/false);
   if (g_workspan_hooks) {
@@ -107,6 +108,7 @@ bool DetachLocked(const char* reason) {
     g_workspan_hooks = false;
   }
   RestoreProgramDisposition(/*discard_pending=*/true);
+  UninstallFatalSignalHandlers();
   SetKeptSignal(0);
   PrepareNextWindow(&s);
   g_attached = false;
@@ -152,10 +154,7 @@ AttachOutcome AttachNow(const control::AttachRequest& request, int aggregator_fd
       const std::vector<std::string> lines = TakeSilencedLines();
       out.message = "cannot sample: " + (lines.empty() ? std::string("no signal to sample with") : lines.back());
     } else {
-      if (!g_fatal_handlers_installed) {
-        InstallFatalSignalHandlers();  // the last data of a crash in the window
-        g_fatal_handlers_installed = true;
-      }
+      InstallFatalSignalHandlers();  // the last data of a crash in the window
       // The runtime, if one runs: logical paths and idleness from now on; work/span
       // from its next top-level computation (workspan/late_attach.h).
       std::string runtime_note;
@@ -164,6 +163,10 @@ AttachOutcome AttachNow(const control::AttachRequest& request, int aggregator_fd
         workspan::InstallWorkSpanHooks();
         g_workspan_hooks = true;
       }
+      // An injected agent's interposers are not the program's until its GOT says so
+      // (control/injected_interposition.h): lock blame and thread registration.
+      std::string redirect_note;
+      if (s.injected && !RedirectProgramCalls(&redirect_note)) s.warnings.push_back(redirect_note);
 
       pthread_mutex_lock(&s.flush_mu);
       s.pid = getpid();
@@ -234,7 +237,8 @@ void StandbyChildAfterFork() {
 
 void TrackUnseenThreads() {
   if (g_state->injected) {
-    AdoptUnknownThreads();  // the program's pthread_create is not ours
+    AdoptUnknownThreads();  // threads started before the GOT was redirected, or by raw clone
+    RedirectProgramCalls(nullptr);  // libraries dlopen()ed during the window
     // A runtime that started during the window found no tool (it looks for one only in
     // the global scope, where an injected agent is not): attach to it here.
     if (AttachedRuntime() == nullptr) {

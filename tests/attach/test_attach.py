@@ -577,6 +577,16 @@ class ErrorsTest(Workdir):
         target.send("work 5")
         self.assertEqual(target.quit(), 0)
 
+    def test_control_socket_removed_at_exit(self):
+        # The socket of a standby process that ended is not left behind (a stale one per
+        # process would pile up in /tmp/cilkprof-UID).
+        target = Target(env=STANDBY_ENV)
+        self.addCleanup(target.close)
+        socket_path = f"/tmp/cilkprof-{os.geteuid()}/agent-{target.pid}.sock"
+        self.assertTrue(os.path.exists(socket_path), socket_path)
+        self.assertEqual(target.quit(), 0)
+        self.assertFalse(os.path.exists(socket_path), socket_path + " is left behind")
+
     def test_detach_when_not_attached(self):
         target = Target(env=STANDBY_ENV)
         self.addCleanup(target.close)

@@ -31,7 +31,8 @@ constexpr int kRequestTimeoutMs = 5000;
 int g_listen_fd = -1;
 int g_wake_fd = -1;
 pid_t g_owner_pid = 0;
-std::string g_socket_path;
+// Plain storage, no destructor: the exit path reads it after static destructors ran.
+char g_socket_path[sizeof(sockaddr_un::sun_path)] = {};
 dev_t g_socket_dev = 0;
 ino_t g_socket_ino = 0;
 
@@ -98,7 +99,7 @@ bool Listen(std::string* why) {
     g_socket_ino = st.st_ino;
   }
   g_listen_fd = MoveHigh(fd);
-  g_socket_path = path;
+  std::memcpy(g_socket_path, path.c_str(), path.size() + 1);
   g_owner_pid = pid;
   return true;
 }
@@ -311,16 +312,16 @@ bool RestartControlServerInChild(std::string* why) {
   if (g_listen_fd >= 0) close(g_listen_fd);
   if (g_wake_fd >= 0) close(g_wake_fd);
   g_listen_fd = g_wake_fd = -1;
-  g_socket_path.clear();
+  g_socket_path[0] = '\0';
   return StartControlServer(why);
 }
 
 void RemoveControlSocket() {
-  if (g_socket_path.empty() || getpid() != g_owner_pid) return;
+  if (g_socket_path[0] == '\0' || getpid() != g_owner_pid) return;
   struct stat st;
   // Only our own socket: not one a later process of the same pid made (after exec).
-  if (stat(g_socket_path.c_str(), &st) == 0 && st.st_dev == g_socket_dev && st.st_ino == g_socket_ino) {
-    unlink(g_socket_path.c_str());
+  if (stat(g_socket_path, &st) == 0 && st.st_dev == g_socket_dev && st.st_ino == g_socket_ino) {
+    unlink(g_socket_path);
   }
 }
 

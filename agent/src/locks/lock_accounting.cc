@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <ucontext.h>
 
+#include "adopted_threads.h"
 #include "agent_state.h"
 #include "blame.h"
 #include "runtime_view.h"
@@ -34,6 +35,8 @@ bool CalledFromElidedCode(const void* caller) {
 // accounted, else nullptr (see lock_accounting.h).
 ThreadRecord* AccountedThread(const void* caller) {
   ThreadRecord* t = tls_thread;
+  // A thread the agent adopted (adopted_threads.h) before its first sample claimed it.
+  if (t == nullptr) t = ClaimAdoptedRecord();
   if (t == nullptr || tls_lock_depth != 0 || t->in_handler) return nullptr;
   if (__atomic_load_n(&g_sampling, __ATOMIC_RELAXED) == 0 || CalledFromHandlerCode(caller)) return nullptr;
   if (!g_state->config.locks) return nullptr;  // CILKPROF_LOCKS=0: waits go unmeasured
