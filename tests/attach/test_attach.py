@@ -419,13 +419,24 @@ class CilkRuntimeTest(Workdir):
         self.assertGreaterEqual(s["samples"], 1500)
         self.assertLessEqual(s["partial_unwinds"], 0.001 * s["samples"])
         tree = json_of([CILKPROF, "view", "top-down", "--format", "json", profile])
-        roots = {c["name"] for c in tree.get("children", [])}
-        self.assertEqual(roots, {"_start"}, "a worker's samples are not grafted onto the logical path")
+        # Every sample on the logical path from main, within the same 0.1%: a worker's
+        # overhead sample in its scheduling loop, between strands, has no logical context
+        # and stays under its thread's own root (clone3), as under cilkprof run.
+        off_path = sum(c["metrics"]["samples"]["inclusive"] for c in tree.get("children", [])
+                       if c["name"] != "_start")
+        self.assertLessEqual(off_path, 0.001 * s["samples"],
+                             "a worker's samples are not grafted onto the logical path")
         runtime_rows = sorted({n["name"] for _, n in walk(tree) if RUNTIME_FRAME.search(n["name"])
                                or "libcilk" in n.get("module", "")})
         self.assertEqual(runtime_rows, [], "runtime frames shown as rows of the user's code")
         fib_rows = [n for _, n in walk(tree) if "fib_parallel" in n["name"]]
         self.assertTrue(fib_rows, "fib_parallel is not in the profile")
+        # Work and span of the computations that began in the window (late attach of the
+        # work/span hooks: docs/RUNTIME.md): the requests run one computation each.
+        self.assertEqual(s.get("workspan_run"), "same")
+        self.assertGreater(s.get("spawns", 0), 0)
+        self.assertGreater(s.get("span", 0), 0)
+        self.assertGreaterEqual(s.get("work", 0), s.get("span", 0))
 
 
 class KillDuringAttachTest(Workdir):
