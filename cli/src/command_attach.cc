@@ -225,13 +225,8 @@ int RunAttach(const AttachArgs& args) {
     duration_ns = *parsed;
   }
   if (args.daemon.empty()) {
-    if (!args.output.empty()) {
-      if (const std::string problem = ExplicitOutputProblem(args.output, args.force); !problem.empty()) {
-        PrintError(problem);
-        return kExitUsage;
-      }
-    } else if (::access(".", W_OK | X_OK) != 0) {
-      PrintError("the current directory is not writable, so the profile cannot be written there; give -o FILE");
+    if (const std::string problem = OutputProblem(args.output, args.force); !problem.empty()) {
+      PrintError(problem);
       return kExitUsage;
     }
   }

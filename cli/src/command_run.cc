@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -41,9 +42,9 @@ enum class Pass {
   kInstrumented,  // instrumented only (CILKPROF_SAMPLE_SOURCE=none): the second of separate
 };
 
-// The program's environment: ours, with the agent preloaded and configured for `pass`.
-std::vector<std::string> AgentEnvironment(const std::string& agent, const std::string& socket, const RunArgs& args,
-                                          uint64_t period_ns, Pass pass) {
+// Our environment with the agent first in LD_PRELOAD, without the variables `ours`
+// says the caller sets itself (theirs win over inherited settings).
+std::vector<std::string> PreloadEnvironment(const std::string& agent, const std::function<bool(const std::string&)>& ours) {
   std::vector<std::string> env;
   std::string preload = agent;
   for (char** e = environ; e && *e; ++e) {
@@ -54,16 +55,22 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
       if (!existing.empty()) preload += ":" + existing;
       continue;
     }
-    if (name == "CILKPROF_SOCKET" || name == "CILKPROF_CLOCK" || name == "CILKPROF_PERIOD_NS" ||
+    if (!ours(name)) env.push_back(entry);
+  }
+  env.push_back("LD_PRELOAD=" + preload);
+  return env;
+}
+
+// The program's environment: ours, with the agent preloaded and configured for `pass`.
+std::vector<std::string> AgentEnvironment(const std::string& agent, const std::string& socket, const RunArgs& args,
+                                          uint64_t period_ns, Pass pass) {
+  std::vector<std::string> env = PreloadEnvironment(agent, [&](const std::string& name) {
+    return name == "CILKPROF_SOCKET" || name == "CILKPROF_CLOCK" || name == "CILKPROF_PERIOD_NS" ||
         name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET") ||
         (pass != Pass::kBoth && name == "CILKPROF_WORKSPAN") ||
         (pass == Pass::kInstrumented && name == "CILKPROF_SAMPLE_SOURCE") ||
-        (args.strands && name == "CILKPROF_WS_STRANDS")) {
-      continue;  // ours below win over inherited settings
-    }
-    env.push_back(entry);
-  }
-  env.push_back("LD_PRELOAD=" + preload);
+        (args.strands && name == "CILKPROF_WS_STRANDS");
+  });
   env.push_back("CILKPROF_SOCKET=" + socket);
   env.push_back("CILKPROF_CLOCK=" + args.clock);
   env.push_back("CILKPROF_PERIOD_NS=" + std::to_string(period_ns));
@@ -82,20 +89,8 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
 // --standby: the program runs with the agent in standby (no collector, no profile of
 // its own); `cilkprof attach PID` profiles it whenever asked.
 int RunStandby(const std::string& path, const RunArgs& args, const std::string& agent, const InheritedFds& inherited) {
-  std::vector<std::string> env;
-  std::string preload = agent;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    if (name == "LD_PRELOAD") {
-      const std::string existing = entry.substr(entry.find('=') + 1);
-      if (!existing.empty()) preload += ":" + existing;
-      continue;
-    }
-    if (name == "CILKPROF_SOCKET" || name == "CILKPROF_STANDBY") continue;
-    env.push_back(entry);
-  }
-  env.push_back("LD_PRELOAD=" + preload);
+  std::vector<std::string> env = PreloadEnvironment(
+      agent, [](const std::string& name) { return name == "CILKPROF_SOCKET" || name == "CILKPROF_STANDBY"; });
   env.push_back("CILKPROF_STANDBY=1");
   ForwardedSignals signals;
   auto child = RunChild(path, args.command, env, signals, inherited, [&args](pid_t pid) {
@@ -139,13 +134,8 @@ int RunProgram(const RunArgs& args) {
     }
     period_ns = *parsed;
   }
-  if (!args.output.empty()) {
-    if (const std::string problem = ExplicitOutputProblem(args.output, args.force); !problem.empty()) {
-      PrintError(problem);
-      return kExitUsage;
-    }
-  } else if (::access(".", W_OK | X_OK) != 0) {
-    PrintError("the current directory is not writable, so the profile cannot be written there; give -o FILE");
+  if (const std::string problem = OutputProblem(args.output, args.force); !problem.empty()) {
+    PrintError(problem);
     return kExitUsage;
   }
 

@@ -68,6 +68,14 @@ std::string RelatedProfilePath(const std::string& main_path, uint32_t pid, const
   return SiblingProfilePath(main_path, std::to_string(pid), taken);
 }
 
+std::string OutputProblem(const std::string& path, bool force) {
+  if (!path.empty()) return ExplicitOutputProblem(path, force);
+  if (::access(".", W_OK | X_OK) != 0) {
+    return "the current directory is not writable, so the profile cannot be written there; give -o FILE";
+  }
+  return "";
+}
+
 std::string ExplicitOutputProblem(const std::string& path, bool force) {
   struct stat st {};
   const bool exists = ::lstat(path.c_str(), &st) == 0;

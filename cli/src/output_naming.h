@@ -35,6 +35,10 @@ std::string RelatedProfilePath(const std::string& main_path, uint32_t pid,
 // directory. One message saying what to do.
 std::string ExplicitOutputProblem(const std::string& path, bool force);
 
+// The same for `-o path` when given, else whether the current directory can take a
+// default name ("" when it can).
+std::string OutputProblem(const std::string& path, bool force);
+
 // Chooses every profile's file name; PathFor is called on the aggregator's writer
 // thread, in the order processes end. The program itself (the process we started,
 // known by its pid, whatever it exec'd into: one profile) gets the main name whatever
