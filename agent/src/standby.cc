@@ -2,22 +2,17 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-#include <new>
-
 #include "adopted_threads.h"
 #include "agent_state.h"
 #include "control/control_server.h"
 #include "control/injected_interposition.h"
 #include "fatal_signals.h"
-#include "locks/lock_report.h"
+#include "late_attach.h"
 #include "log.h"
-#include "real_functions.h"
 #include "runtime_view.h"
 #include "sample_source.h"
 #include "signal_mask.h"
 #include "unsampled.h"
-#include "late_attach.h"
 
 namespace cilkprof::agent {
 namespace {
@@ -47,10 +42,10 @@ void ApplyRequest(const control::AttachRequest& r, AgentState* s) {
   g_handler_mode = c.unwind == UnwindKind::kDwarf ? unwinder::Mode::kDwarf : unwinder::Mode::kFramePointer;
 }
 
-// Every known live thread starts the window with no source (the clock may not be the
-// last window's) and its sampling clock read afresh. Sampling is off (g_sampling 0) and
-// every source disarmed since the last detach, so no handler uses the sources now.
-// `reinit`: read each sampling clock afresh for the window about to start.
+// Closes every known live thread's sample source: at a detach (no descriptor of ours
+// stays open between windows) and again at an attach, where `reinit` also reads each
+// thread's sampling clock afresh (the clock may not be the last window's). Sampling is
+// off (g_sampling 0) and every source disarmed, so no handler uses the sources now.
 void ResetThreadSources(AgentState* s, bool reinit) {
   pthread_mutex_lock(&s->registry_mu);
   for (ThreadRecord* t = s->threads; t != nullptr; t = t->next) {
@@ -156,9 +151,10 @@ AttachOutcome AttachNow(const control::AttachRequest& request, int aggregator_fd
     } else {
       InstallFatalSignalHandlers();  // the last data of a crash in the window
       // The runtime, if one runs: logical paths and idleness from now on; work/span
-      // from its next top-level computation (workspan/late_attach.h).
-      std::string runtime_note;
-      AttachRunningRuntime(&runtime_note);
+      // from its next top-level computation (late_attach.h). None is no error: a
+      // program without the Cilk runtime.
+      std::string no_runtime;
+      AttachRunningRuntime(&no_runtime);
       if (request.workspan) {
         workspan::InstallWorkSpanHooks();
         g_workspan_hooks = true;

@@ -74,17 +74,14 @@ Result<int> ConnectUnix(const std::string& path) {
   return fd;
 }
 
-// The process's control socket, loading the agent first when it has none. `injected`
-// says whether this call loaded it.
-Result<attach::ControlConnection> ReachAgent(pid_t pid, const std::string& agent, bool quiet, bool* injected) {
-  *injected = false;
+// The process's control socket, loading the agent first when it has none.
+Result<attach::ControlConnection> ReachAgent(pid_t pid, const std::string& agent, bool quiet) {
   auto path = attach::ControlSocketOf(pid);
   if (!path.ok()) return path.status();
   if (!inject::AgentLoaded(pid, agent)) {
     if (Status check = inject::CheckInjectable(pid, agent); !check.ok()) return check;
     inject::InjectionReport report;
     if (Status loaded = inject::InjectAgent(pid, agent, &report); !loaded.ok()) return loaded;
-    *injected = true;
     if (!quiet) {
       std::fprintf(stderr, "cilkprof: loaded the agent into process %d (%d threads, stopped for at most %.1f ms)\n",
                    static_cast<int>(pid), report.threads, static_cast<double>(report.longest_stop.count()) / 1000.0);
@@ -94,8 +91,9 @@ Result<attach::ControlConnection> ReachAgent(pid_t pid, const std::string& agent
   if (!connection.ok()) {
     return Status::Error("process " + std::to_string(pid) +
                          " has the agent loaded but no standby agent answers (" + connection.status().message() +
-                         "): it is profiled by `cilkprof run` already, or was started with the agent preloaded "
-                         "but without CILKPROF_STANDBY=1 (restart it with `cilkprof run --standby`)");
+                         "): it is profiled by `cilkprof run` already, was started with the agent preloaded "
+                         "but without CILKPROF_STANDBY=1 (restart it with `cilkprof run --standby`), or an earlier "
+                         "injection loaded the agent but could not start it (its message said why)");
   }
   return connection;
 }
@@ -248,8 +246,7 @@ int RunAttach(const AttachArgs& args) {
 
   // Before any thread of ours exists (the collector's, below).
   StopSignals stop;
-  bool injected = false;
-  auto control = ReachAgent(args.pid, *agent, args.quiet, &injected);
+  auto control = ReachAgent(args.pid, *agent, args.quiet);
   if (!control.ok()) {
     PrintError(control.status().message());
     return kExitFailure;
