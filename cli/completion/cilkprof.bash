@@ -106,7 +106,7 @@ _cilkprof()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'run attach detach view summary export import' -- "$cur"))
+            COMPREPLY=($(compgen -W 'run attach detach view summary export flamegraph import' -- "$cur"))
         fi
         return
     fi
@@ -169,9 +169,10 @@ _cilkprof()
                     ;;
             esac
             ;;
-        export)
-            valued='--format -o --output'
-            flags='-h --help'
+        export | flamegraph)
+            valued='--format -o --output --metric'
+            [[ $command == flamegraph ]] && valued='-o --output --metric'
+            flags='--inverted -h --help'
             case $prev in
                 --format)
                     COMPREPLY=($(compgen -W 'cilkscale-csv' -- "$cur"))
@@ -179,6 +180,10 @@ _cilkprof()
                     ;;
                 -o | --output)
                     _filedir
+                    return
+                    ;;
+                --metric)
+                    COMPREPLY=($(compgen -W 'work idleness overhead samples lock_wait lock_blame effort' -- "$cur"))
                     return
                     ;;
             esac
@@ -237,7 +242,7 @@ _cilkprof()
         view:0)
             COMPREPLY=($(compgen -W 'top-down bottom-up flat callsites strands locks' -- "$cur"))
             ;;
-        view:1 | summary:0 | export:0)
+        view:1 | summary:0 | export:0 | flamegraph:0)
             _filedir cilkprof
             ;;
         import:0)

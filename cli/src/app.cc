@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "commands.h"
+#include "export/exporters.h"
 #include "stderr_logging.h"
 
 namespace cilkprof::cli {
@@ -137,6 +138,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
   CLI::App* exporter = nullptr;
   CLI::App* attacher = nullptr;
   CLI::App* detacher = nullptr;
+  CLI::App* flamegraph = nullptr;
+  ExportArgs flamegraph_args;
   AttachArgs attach_args;
   DetachArgs detach_args;
   double attach_frequency = 0;
@@ -196,10 +199,29 @@ int Dispatch(int argc, char** argv, Entry entry) {
 
     exporter = app.add_subcommand("export", "Write a profile in another tool's format");
     exporter->add_option("profile", export_args.profile, "Profile file (.cilkprof)")->required();
-    exporter->add_option("--format", export_args.format, "cilkscale-csv (Cilkscale's CSV of work and span)")
-        ->check(CLI::IsMember({"cilkscale-csv"}))
+    std::string format_help = "Output format:";
+    std::vector<std::string> format_names;
+    for (const exporters::Format& f : exporters::Formats()) {
+      format_help += " " + f.name + " (" + f.description + ");";
+      format_names.push_back(f.name);
+    }
+    format_help.back() = '.';
+    exporter->add_option("--format", export_args.format, format_help)
+        ->check(CLI::IsMember(format_names))
         ->default_str("cilkscale-csv");
-    exporter->add_option("-o,--output", export_args.output, "File to write (default: standard output)");
+    exporter->add_option("-o,--output", export_args.output,
+                         "File to write (default: standard output; binary formats need it)");
+    exporter->add_option("--metric", export_args.metric,
+                         "The metric to weigh by, where the format has one weight (folded, svg): work (default), "
+                         "idleness, overhead, samples, lock_wait, ...");
+    exporter->add_flag("--inverted", export_args.inverted,
+                       "Flame graphs: an icicle of callers (each function's callers below it) instead of callees");
+
+    flamegraph = app.add_subcommand("flamegraph", "Write an interactive flame graph (SVG): cilkprof flamegraph PROFILE -o FILE.svg");
+    flamegraph->add_option("profile", flamegraph_args.profile, "Profile file (.cilkprof)")->required();
+    flamegraph->add_option("-o,--output", flamegraph_args.output, "SVG file to write")->required();
+    flamegraph->add_option("--metric", flamegraph_args.metric, "The metric the widths show: work (default), idleness, ...");
+    flamegraph->add_flag("--inverted", flamegraph_args.inverted, "An icicle of callers instead of a flame graph of callees");
 
     attacher = app.add_subcommand("attach", "Profile a running process: cilkprof attach PID [options]");
     attacher->add_option("pid", attach_args.pid, "Process to profile")->required()->check(CLI::PositiveNumber);
@@ -241,8 +263,9 @@ int Dispatch(int argc, char** argv, Entry entry) {
 
   // CLI11 takes the arguments in reverse order, without the executable's name.
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import" && args[0] != "export" && args[0] != "attach" && args[0] != "detach") {
-    PrintError("unknown command '" + args[0] + "'; the commands are run, attach, detach, view, summary, import and export");
+  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import" && args[0] != "export" && args[0] != "attach" && args[0] != "detach" && args[0] != "flamegraph") {
+    PrintError("unknown command '" + args[0] +
+               "'; the commands are run, attach, detach, view, summary, export, flamegraph and import");
     std::fprintf(stderr, "Run 'cilkprof --help' for usage.\n");
     return kExitUsage;
   }
@@ -279,6 +302,10 @@ int Dispatch(int argc, char** argv, Entry entry) {
   if (summary && summary->parsed()) return RunSummary(summary_args);
   if (import && import->parsed()) return RunImport(import_args);
   if (exporter && exporter->parsed()) return RunExport(export_args);
+  if (flamegraph && flamegraph->parsed()) {
+    flamegraph_args.format = "svg";
+    return RunExport(flamegraph_args);
+  }
   if (attacher && attacher->parsed()) {
     if (attacher->get_option("--freq")->count() > 0) attach_args.frequency_hz = attach_frequency;
     return RunAttach(attach_args);

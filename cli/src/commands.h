@@ -69,10 +69,14 @@ struct SummaryArgs {
 int RunSummary(const SummaryArgs& args);
 
 // `cilkprof export --format cilkscale-csv PROFILE` (command_export.cc).
+// `cilkprof export` (command_export.cc; the formats: export/exporters.h), also behind
+// `cilkprof flamegraph` (format svg).
 struct ExportArgs {
   std::string profile;
   std::string format = "cilkscale-csv";
   std::string output;  // "" = standard output
+  std::string metric;  // "" = the format's default
+  bool inverted = false;
 };
 int RunExport(const ExportArgs& args);
 

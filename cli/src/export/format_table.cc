@@ -1,0 +1,21 @@
+// The formats of `cilkprof export` (exporters.h). One line per format.
+#include "export/exporters.h"
+
+namespace cilkprof::cli::exporters {
+
+const std::vector<Format>& Formats() {
+  static const std::vector<Format> formats = {
+      {"cilkscale-csv", "Cilkscale's CSV of work and span per call site, for its plotting scripts", false,
+       WriteCilkscaleCsv},
+  };
+  return formats;
+}
+
+const Format* FindFormat(const std::string& name) {
+  for (const Format& f : Formats()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace cilkprof::cli::exporters
