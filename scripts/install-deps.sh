@@ -14,6 +14,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev libomp-14-dev libtbb-dev   # peers for the runtime benchmarks
   libgoogle-perftools-dev google-perftools linux-perf hyperfine  # profiler peers
   groff-base man-db bash-completion   # tests of the man pages and the shell completion
+  golang-go chromium zlib1g-dev       # exports read by the real tools: go tool pprof, headless Chromium; gzip
 )
 
 missing=()
