@@ -147,6 +147,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
   CLI::Option* threshold_option = nullptr;
   double threshold = 0;
   CLI::Option* freq_option = nullptr;
+  size_t timeline_buckets = 0;
+  CLI::Option* buckets_option = nullptr;
   if (run_only) {
     AddRunOptions(app, run_args, frequency);
     freq_option = app.get_option("--freq");
@@ -156,10 +158,10 @@ int Dispatch(int argc, char** argv, Entry entry) {
     AddRunOptions(*run, run_args, frequency);
     freq_option = run->get_option("--freq");
 
-    view = app.add_subcommand("view", "Show a profile: top-down (calling contexts), bottom-up (callers), flat, locks");
-    view->add_option("view", view_args.kind, "top-down, bottom-up, flat, callsites, strands or locks")
+    view = app.add_subcommand("view", "Show a profile: top-down (calling contexts), bottom-up (callers), flat, locks, timeline");
+    view->add_option("view", view_args.kind, "top-down, bottom-up, flat, callsites, strands, locks or timeline")
         ->required()
-        ->check(CLI::IsMember({"top-down", "bottom-up", "flat", "callsites", "strands", "locks"}));
+        ->check(CLI::IsMember({"top-down", "bottom-up", "flat", "callsites", "strands", "locks", "timeline"}));
     view->add_option("--sort", view_args.sort,
                      "callsites: sort by COLUMN (work_on_work, span_on_span, parallelism, count, caller, ...); "
                      "strands: work, span, count, function, start, end");
@@ -172,6 +174,10 @@ int Dispatch(int argc, char** argv, Entry entry) {
     view->add_option("--focus", view_args.focus,
                      "Root the view at FUNCTION (all its contexts merged); locks: only the locks whose name or a "
                      "holder or waiter context matches REGEX");
+    buckets_option =
+        view->add_option("--buckets", timeline_buckets,
+                         "timeline: time buckets, one character each (default: fit the terminal; 80 columns without one)")
+            ->check(CLI::Range(1, 100000));
     view->add_flag("--hot-path", view_args.hot_path, "Expand only while a child holds at least half of its parent");
     view->add_option("--metric", view_args.metric, "Metric to sort and threshold by (default: work)");
     view->add_option("--format", view_args.format, "text, json or csv")
@@ -297,6 +303,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
   if (view && view->parsed()) {
     if (depth_option->count() > 0) view_args.depth = depth;
     if (threshold_option->count() > 0) view_args.threshold_percent = threshold;
+    if (buckets_option->count() > 0) view_args.buckets = timeline_buckets;
+    if (view_args.kind == "timeline") return RunTimelineView(view_args);
     return RunView(view_args);
   }
   if (summary && summary->parsed()) return RunSummary(summary_args);

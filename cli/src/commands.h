@@ -51,6 +51,7 @@ struct ViewArgs {
   std::string format = "text";
   std::string sort;     // callsites, strands: the column to sort by ("" = work)
   std::string inline_mode = "keep";  // keep: inlined functions are rows; fold: charged to their caller
+  std::optional<size_t> buckets;  // timeline: time buckets (none: fit the terminal, 80 columns without one)
 };
 int RunView(const ViewArgs& args);
 // The views' build options for --inline keep|fold (command_view.cc).
@@ -58,6 +59,7 @@ views::BuildOptions BuildOptionsOf(const std::string& inline_mode);
 int RunCallSitesView(const ViewArgs& args);  // `view callsites` (command_callsites.cc)
 int RunStrandsView(const ViewArgs& args);    // `view strands` (command_callsites.cc)
 int RunLocksView(const ViewArgs& args);      // `view locks` (command_locks.cc)
+int RunTimelineView(const ViewArgs& args);   // `view timeline` (command_timeline.cc)
 
 struct SummaryArgs {
   std::string profile;

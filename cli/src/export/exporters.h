@@ -39,5 +39,6 @@ const Format* FindFormat(const std::string& name);
 
 // The exporters (one file each).
 Status WriteCilkscaleCsv(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
+Status WriteChromeTrace(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
 
 }  // namespace cilkprof::cli::exporters

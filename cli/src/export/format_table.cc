@@ -7,6 +7,7 @@ const std::vector<Format>& Formats() {
   static const std::vector<Format> formats = {
       {"cilkscale-csv", "Cilkscale's CSV of work and span per call site, for its plotting scripts", false,
        WriteCilkscaleCsv},
+      {"chrome-trace", "the recorded timeline (run --timeline) in the Trace Event Format, for ui.perfetto.dev and chrome://tracing", false, WriteChromeTrace},
   };
   return formats;
 }
