@@ -128,6 +128,7 @@ size_t AdoptUnknownThreads() {
       delete t;
       continue;
     }
+    t->timeline.Ensure();  // with the timeline on (issue 16)
     InitSampleClock(t, s.sampler);
 
     pthread_mutex_lock(&s.registry_mu);

@@ -23,6 +23,7 @@
 #include "signal_mask.h"
 #include "standby.h"
 #include "thread_end_sample.h"
+#include "timeline/timeline_control.h"
 #include "unsampled.h"
 
 namespace cilkprof::agent {
@@ -339,6 +340,7 @@ void Start() {
   SetKeptSignal(s->sampler.signo);
   s->shut_down = false;
   __atomic_store_n(&g_sampling, 1, __ATOMIC_RELEASE);
+  if (config.timeline) timeline::StartTimeline(config.timeline_events);  // issue 16
   RegisterCurrentThread(TakeThreadIndex());
   StartFlusher();
 }
@@ -413,6 +415,7 @@ void RegisterCurrentThread(uint32_t thread_index) {
     delete t;
     return;
   }
+  t->timeline.Ensure();  // with the timeline on (issue 16); none is no error
   unwinder::PrepareThread();
   // So that a stack overflow on this thread still reaches the last flush.
   t->alt_stack = ProvideAltStack();

@@ -6,6 +6,7 @@
 
 #include "cilkprof/unwinder/logical.h"
 #include "runtime_view.h"
+#include "timeline/timeline_buffers.h"
 
 namespace cilkprof::agent {
 namespace {
@@ -92,8 +93,32 @@ void ChargeLock(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
   if (node != kNoNode) t->cct.AddMetric(node, metric, amount);
 }
 
-void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight,
-                bool synchronous) {
+namespace {
+
+// What a sample was, for the timeline (issue 16): the scheduler state and the CCT node
+// it was charged to (0: none, e.g. an idle sample, which the tree does not hold).
+struct SampleOutcome {
+  timeline::State state = timeline::State::kUnknown;
+  uint32_t node = 0;
+  uint32_t worker_id_plus_1 = 0;
+};
+
+timeline::State TimelineState(uint32_t worker_state) {
+  switch (worker_state) {
+    case CILKPROF_STATE_WORKING:
+      return timeline::State::kWorking;
+    case CILKPROF_STATE_IDLE:
+      return timeline::State::kIdle;
+    case CILKPROF_STATE_OVERHEAD:
+      return timeline::State::kOverhead;
+    default:
+      return timeline::State::kNotAWorker;
+  }
+}
+
+SampleOutcome Charge(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight,
+                     bool synchronous) {
+  SampleOutcome outcome;
   SampleCounters* counters = &t->counters;
   const uintptr_t waiting = __atomic_load_n(&t->waiting_lock, __ATOMIC_RELAXED);
   if (waiting != 0 && g_state->config.clock == ClockKind::kCpu) {
@@ -104,7 +129,8 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
     // 3% of lock_contention's lock_wait landed at the enclosing spawn site (the physical
     // walk out of those windows came out empty). So the sample leaves no trace: its
     // weight is in the measured wait already. Never work, idleness or overhead.
-    return;
+    outcome.state = timeline::State::kLockWait;
+    return outcome;
   }
   if (waiting != 0) {
     // Waiting for a lock (issue 14), sampled with the wall clock: lock_wait, never work,
@@ -112,15 +138,19 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
     // counters only (lock_clock.h).
     bool partial = false;
     const uint32_t node = LockLeaf(t, context, mode, waiting, synchronous, counters, &partial);
-    if (node == kNoNode) return;
+    outcome.state = timeline::State::kLockWait;
+    outcome.node = node;
+    if (node == kNoNode) return outcome;
     t->cct.AddMetric(node, kMetricSamples, 1);
     t->cct.AddMetric(node, kMetricLockWait, weight);
     CounterAdd(&counters->samples, 1);
     if (partial) CounterAdd(&counters->partial_unwinds, 1);
     CounterAdd(&counters->cpu_ns, weight);
-    return;
+    return outcome;
   }
   const WorkerView view = ReadWorker();
+  outcome.state = TimelineState(view.state);
+  if (view.worker != nullptr) outcome.worker_id_plus_1 = view.worker->worker_id + 1;
   // In the tool: its hooks and API (the depth), the runtime's tool-only paths (the
   // worker's mark), or the tool's code outside both (the interrupted pc).
   const bool in_tool = InInstrumentation() || view.tool_path ||
@@ -129,16 +159,17 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
   if (kind == SampleKind::kIdle) {
     CounterAdd(&counters->idle_samples, 1);
     CounterAdd(&counters->idle_ns, weight);
-    return;
+    return outcome;
   }
   const unwinder::LogicalResult r = Unwind(t, context, mode, view, synchronous);
   const bool overhead = kind == SampleKind::kOverhead;
   const bool unattributed = overhead && r.unattributed;
   const bool partial = !unattributed && (r.partial || r.truncated || r.depth == 0);
   const uint32_t node = InsertPath(&t->cct, t->frames, r.depth, partial, unattributed, GapOf(r));
+  outcome.node = node;
   if (node == kNoNode) {
     CounterAdd(&counters->dropped_no_memory, 1);
-    return;
+    return outcome;
   }
   t->cct.AddMetric(node, kMetricSamples, 1);
   if (kind == SampleKind::kInstrumentation) {
@@ -156,6 +187,17 @@ void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode,
   CounterAdd(&counters->cpu_ns, weight);
   if (overhead) CounterAdd(&counters->overhead_samples, 1);
   if (unattributed) CounterAdd(&counters->unattributed_overhead, 1);
+  return outcome;
+}
+
+}  // namespace
+
+void TakeSample(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode, uint64_t weight,
+                bool synchronous) {
+  const SampleOutcome outcome = Charge(t, context, mode, weight, synchronous);
+  // After the charge, and whatever it was: the timeline never changes a metric.
+  timeline::RecordSample(t->timeline, outcome.state, outcome.node == kNoNode ? 0 : outcome.node,
+                         outcome.worker_id_plus_1);
 }
 
 void TakeProbe(ThreadRecord* t, const ucontext_t* context, unwinder::Mode mode) {

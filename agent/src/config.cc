@@ -174,6 +174,8 @@ Config ParseConfig(const EnvLookup& env, std::vector<std::string>* errors) {
   p.Flag("CILKPROF_QUIET", &config.quiet);
   p.Flag("CILKPROF_LOCKS", &config.locks);
   p.Flag("CILKPROF_STANDBY", &config.standby);
+  p.Flag("CILKPROF_TIMELINE", &config.timeline);
+  p.Number("CILKPROF_TIMELINE_EVENTS", 16, 1u << 24, &config.timeline_events);
 
   if (const char* source = p.Get("CILKPROF_SAMPLE_SOURCE")) {
     if (std::strcmp(source, "auto") == 0) {

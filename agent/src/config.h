@@ -39,6 +39,11 @@ struct Config {
   // to the control socket (docs/AGENT.md, "Standby and attach"). CILKPROF_SOCKET is not
   // needed then: each attach hands the agent its connection.
   bool standby = false;
+  // CILKPROF_TIMELINE=1: record each thread's samples and the runtime's steals and sync
+  // waits with their times (issue 16; docs/AGENT.md "Timeline") in two bounded rings
+  // per thread of CILKPROF_TIMELINE_EVENTS events each.
+  bool timeline = false;
+  uint32_t timeline_events = 32768;
   // TCP (a `tcp:HOST:PORT` socket only): CILKPROF_TCP_SECRET_FILE, the token read from
   // it at start-up (kept in memory; never printed), or why there is none. Exactly one
   // of tcp_token and tcp_auth_problem is set for a tcp: socket; neither otherwise.

@@ -23,6 +23,7 @@
 #include "adopted_threads.h"
 #include "agent_state.h"
 #include "standby.h"
+#include "timeline/timeline_buffers.h"
 #include "locks/lock_report.h"
 #include "log.h"
 #include "metrics.h"
@@ -105,6 +106,7 @@ HelloMsg BuildHello(const AgentState& s) {
   if (gethostname(host, sizeof host - 1) == 0) h.hostname = host;
   h.profiling_signal = static_cast<uint32_t>(s.sampler.signo);
   h.warnings = s.warnings;
+  h.unix_minus_monotonic_ns = UnixNowNs() - MonotonicNs();  // the timeline's clock (issue 16)
   return h;
 }
 
@@ -128,10 +130,15 @@ class DeltaFrames {
     delta_.threads.push_back(std::move(d));
     if (bytes_ >= kFrameBudgetBytes) Emit();
   }
+  void Add(TimelineChunkMsg chunk) {
+    bytes_ += EncodedSizeBound(chunk);
+    delta_.timeline.push_back(std::move(chunk));
+    if (bytes_ >= kFrameBudgetBytes) Emit();
+  }
   void Emit() {
     std::vector<LoadModuleMsg> modules = g_state->modules.TakeChanges();
     delta_.modules.insert(delta_.modules.end(), modules.begin(), modules.end());
-    if (delta_.modules.empty() && delta_.threads.empty() && delta_.locks.empty()) return;
+    if (delta_.modules.empty() && delta_.threads.empty() && delta_.locks.empty() && delta_.timeline.empty()) return;
     sink_(EncodeDeltaFrame(delta_));
     const uint64_t unix_ns = delta_.flush_unix_ns, cpu_ns = delta_.process_cpu_ns;
     delta_ = DeltaMsg();
@@ -178,6 +185,32 @@ bool AddThread(ThreadRecord* t, bool may_end, DeltaFrames* frames) {
     }
     first_batch = false;
   }
+  return exited;
+}
+
+// Thread `t`'s timeline events since the last drain (issue 16), as a chunk; false if
+// none. Drained BEFORE the thread's CCT is read (AddThread): every node an event names
+// was inserted before the event was pushed, so the CCT read after it declares them, in
+// a frame no later than the chunk's (the chunk is added after the thread's deltas).
+bool DrainTimeline(ThreadRecord* t, TimelineChunkMsg* chunk) {
+  if (!timeline::DrainChunk(t->timeline, chunk)) return false;
+  chunk->tid = static_cast<uint32_t>(t->tid);
+  chunk->thread_index = t->thread_index;
+  return true;
+}
+
+// AddThread with the thread's timeline events: drained before it, added after it; for
+// a thread that has ended, drained once more after it, so that its last events (pushed
+// before `exited`, which AddThread read) go before its record is freed.
+bool AddThreadWithTimeline(ThreadRecord* t, DeltaFrames* frames) {
+  // Buffers for a thread that registered before the timeline was switched on (attach).
+  if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) t->timeline.Ensure();
+  TimelineChunkMsg before;
+  const bool has_before = DrainTimeline(t, &before);
+  const bool exited = AddThread(t, /*may_end=*/true, frames);
+  if (has_before) frames->Add(std::move(before));
+  TimelineChunkMsg last;
+  if (exited && DrainTimeline(t, &last)) frames->Add(std::move(last));
   return exited;
 }
 
@@ -325,7 +358,7 @@ void FlushLocked() {
   DeltaFrames frames([&s](std::string frame) { s.transport.Enqueue(std::move(frame)); });
   std::vector<ThreadRecord*> finished;
   for (ThreadRecord* t : ThreadList()) {
-    if (AddThread(t, /*may_end=*/true, &frames)) finished.push_back(t);
+    if (AddThreadWithTimeline(t, &frames)) finished.push_back(t);
   }
   locks::AppendLockDeltas(&s.modules, &frames.delta()->locks);  // per-lock totals (issue 14)
   frames.Emit();

@@ -50,12 +50,28 @@ class ProtoWriter {
     }
   }
 
+  // repeated integer or enum, packed (the proto3 default for scalars).
+  template <typename T>
+  void PackedVarints(uint32_t field, const T* values, size_t count) {
+    if (count == 0) return;
+    size_t bytes = 0;
+    for (size_t i = 0; i < count; ++i) bytes += VarintSize(static_cast<uint64_t>(values[i]));
+    Tag(field, kLengthDelimited);
+    RawVarint(bytes);
+    for (size_t i = 0; i < count; ++i) RawVarint(static_cast<uint64_t>(values[i]));
+  }
+
   void Clear() { out_.clear(); }
   const std::string& bytes() const { return out_; }
   std::string& mutable_bytes() { return out_; }
 
  private:
   void Tag(uint32_t field, WireType type) { RawVarint((uint64_t{field} << 3) | type); }
+  static size_t VarintSize(uint64_t value) {
+    size_t n = 1;
+    while (value >= 0x80) value >>= 7, ++n;
+    return n;
+  }
   void RawVarint(uint64_t value) {
     while (value >= 0x80) {
       out_.push_back(static_cast<char>((value & 0x7f) | 0x80));

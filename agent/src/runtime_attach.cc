@@ -18,6 +18,7 @@
 #include "late_attach.h"
 #include "log.h"
 #include "runtime_view.h"
+#include "timeline/timeline_control.h"
 
 #include "workspan/workspan.h"
 
@@ -55,6 +56,7 @@ bool AttachRunningRuntime(std::string* why) {
     return false;
   }
   AttachRuntime(runtime);
+  timeline::OfferEventsToRuntime();
   return true;
 }
 
@@ -69,6 +71,7 @@ CILKPROF_EXPORT const cilkprof_hooks_t* cilkprof_tool_attach(const cilkprof_runt
   }
   if (!AgentActive()) return nullptr;
   AttachRuntime(runtime);
+  timeline::OfferEventsToRuntime();  // steals and sync waits, with the timeline on (issue 16)
   return workspan::AttachHooks(runtime);
 }
 

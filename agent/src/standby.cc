@@ -12,6 +12,7 @@
 #include "runtime_view.h"
 #include "sample_source.h"
 #include "signal_mask.h"
+#include "timeline/timeline_control.h"
 #include "unsampled.h"
 
 namespace cilkprof::agent {
@@ -32,6 +33,7 @@ void ApplyRequest(const control::AttachRequest& r, AgentState* s) {
   c.unwind = r.unwind == "fp" ? UnwindKind::kFramePointer : UnwindKind::kDwarf;
   c.locks = r.locks;
   c.flush_ms = r.flush_ms;
+  c.timeline = r.timeline;
   c.sample_source = r.source == "perf"    ? SampleSourceChoice::kPerfEvent
                     : r.source == "timer" ? SampleSourceChoice::kTimer
                                           : SampleSourceChoice::kAuto;
@@ -102,6 +104,7 @@ bool DetachLocked(const char* reason) {
     workspan::RemoveWorkSpanHooks();
     g_workspan_hooks = false;
   }
+  timeline::StopTimeline();  // after the last flush sent what the rings held
   RestoreProgramDisposition(/*discard_pending=*/true);
   UninstallFatalSignalHandlers();
   SetKeptSignal(0);
@@ -153,6 +156,7 @@ AttachOutcome AttachNow(const control::AttachRequest& request, int aggregator_fd
       // The runtime, if one runs: logical paths and idleness from now on; work/span
       // from its next top-level computation (late_attach.h). None is no error: a
       // program without the Cilk runtime.
+      if (request.timeline) timeline::StartTimeline(s.config.timeline_events);  // before the runtime's events
       std::string no_runtime;
       AttachRunningRuntime(&no_runtime);
       if (request.workspan) {

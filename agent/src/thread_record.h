@@ -20,6 +20,7 @@
 #include "cilkprof/unwinder/unwinder.h"
 #include "delta_builder.h"
 #include "locks/lock_clock.h"
+#include "timeline/timeline_buffers.h"
 
 namespace cilkprof::agent {
 
@@ -81,6 +82,9 @@ struct ThreadRecord {
   int32_t acquisition_countdown = 0;
   uint32_t acquisition_interval = 0;
   unwinder::Frame frames[kMaxFrames];  // here rather than on a possibly small stack
+
+  // Timeline (issue 16, timeline/): the thread's event rings, when recording one.
+  timeline::Slot timeline;
 
   // Lifecycle.
   bool exited = false;  // atomic accesses only

@@ -33,6 +33,7 @@ void WriteHello(const HelloMsg& h, ProtoWriter* w) {
   w->String(12, h.hostname);
   w->Varint(13, h.profiling_signal);
   for (const std::string& warning : h.warnings) w->RepeatedString(14, warning);
+  w->Varint(15, h.unix_minus_monotonic_ns);
 }
 
 void WriteLoadModule(const LoadModuleMsg& m, ProtoWriter* w) {
@@ -118,6 +119,17 @@ void WriteThreadDelta(const ThreadDeltaMsg& t, ProtoWriter* w) {
   w->Varint(7, t.thread_index);
 }
 
+void WriteTimelineChunk(const TimelineChunkMsg& c, ProtoWriter* w) {
+  w->Varint(1, c.tid);
+  w->Varint(2, c.thread_index);
+  w->PackedVarints(3, c.time_delta_ns.data(), c.time_delta_ns.size());
+  w->PackedVarints(4, c.kind.data(), c.kind.size());
+  w->PackedVarints(5, c.state.data(), c.state.size());
+  w->PackedVarints(6, c.node.data(), c.node.size());
+  w->Varint(7, c.dropped);
+  w->Varint(8, c.worker_id_plus_1);
+}
+
 void WriteDelta(const DeltaMsg& d, ProtoWriter* w) {
   ProtoWriter nested;
   for (const LoadModuleMsg& m : d.modules) {
@@ -136,6 +148,11 @@ void WriteDelta(const DeltaMsg& d, ProtoWriter* w) {
     nested.Clear();
     WriteLockDelta(l, &nested);
     w->Message(17, nested);
+  }
+  for (const TimelineChunkMsg& c : d.timeline) {
+    nested.Clear();
+    WriteTimelineChunk(c, &nested);
+    w->Message(18, nested);
   }
 }
 
@@ -178,6 +195,11 @@ size_t EncodedSizeBound(const ThreadDeltaMsg& thread) {
   size_t bytes = 64 + thread.name.size() + 40 * thread.nodes.size();
   for (const NodeMetricsMsg& m : thread.metrics) bytes += 16 + 8 * m.values.size();
   return bytes;
+}
+
+size_t EncodedSizeBound(const TimelineChunkMsg& chunk) {
+  // Per event: a time delta (<= 10 bytes), kind and state (1 each), a node (<= 5).
+  return 64 + 17 * chunk.time_delta_ns.size();
 }
 
 }  // namespace cilkprof::agent

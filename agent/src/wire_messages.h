@@ -33,6 +33,7 @@ struct HelloMsg {
   std::string hostname;
   uint32_t profiling_signal = 0;
   std::vector<std::string> warnings;
+  uint64_t unix_minus_monotonic_ns = 0;  // the timeline's clock offset (issue 16)
 };
 
 struct LoadModuleMsg {
@@ -95,10 +96,21 @@ struct LockDeltaMsg {
   uint64_t acquisitions = 0;  // estimated: wire.proto LockDelta
 };
 
+// One thread's new timeline events (wire TimelineChunk, issue 16): parallel arrays,
+// oldest first, the first time absolute (CLOCK_MONOTONIC), then increases.
+struct TimelineChunkMsg {
+  uint32_t tid = 0, thread_index = 0;
+  std::vector<uint64_t> time_delta_ns;
+  std::vector<uint32_t> kind, state, node;
+  uint64_t dropped = 0;
+  uint32_t worker_id_plus_1 = 0;
+};
+
 struct DeltaMsg {
   std::vector<LoadModuleMsg> modules;
   std::vector<ThreadDeltaMsg> threads;
   std::vector<LockDeltaMsg> locks;
+  std::vector<TimelineChunkMsg> timeline;
   uint64_t flush_unix_ns = 0;   // when the flush that built it ran
   uint64_t process_cpu_ns = 0;  // the process's CPU time then
 };
@@ -118,5 +130,6 @@ std::string EncodeGoodbyeFrame(const GoodbyeMsg& goodbye);
 // An upper bound of the encoded size of one ThreadDelta, for splitting a large delta
 // into frames below kMaxFrameBytes without encoding it twice.
 size_t EncodedSizeBound(const ThreadDeltaMsg& thread);
+size_t EncodedSizeBound(const TimelineChunkMsg& chunk);
 
 }  // namespace cilkprof::agent

@@ -11,7 +11,8 @@ add_library(cilk SHARED
   src/runtime.cpp
   src/scheduler.cpp
   src/spawn_shim.S
-  src/stack_pool.cpp)
+  src/stack_pool.cpp
+  src/tool_events.cpp)
 add_library(cilk::cilk ALIAS cilk)
 target_include_directories(cilk
   PUBLIC

@@ -241,6 +241,10 @@ extern CILK_HIDDEN const cilkprof_hooks_t* g_hooks;
 // The same, for __cyg_profile_func_enter/exit (instrument_functions.cpp), which any
 // thread may call at any time, also while the runtime starts.
 extern CILK_HIDDEN std::atomic<const cilkprof_hooks_t*> g_function_hooks;
+// The timeline tool's event table (tool_events.cpp; cilkprof/runtime_abi.h, "Scheduling
+// events"), or null. Any thread may change it at any time: read it once per event.
+extern CILK_HIDDEN std::atomic<const cilkprof_events_t*> g_events;
+inline const cilkprof_events_t* Events() noexcept { return g_events.load(std::memory_order_acquire); }
 extern CILK_HIDDEN std::atomic<uint32_t> g_workers;
 extern CILK_HIDDEN std::atomic<uint32_t> g_working;
 // The calling thread's worker (initial-exec TLS: a %fs-relative load, no call,

@@ -131,7 +131,7 @@ void PostForced(Runtime& rt, Continuation* c, uint32_t child_worker) {
   rt.idle.WakeAll();  // the one woken must not be the poster: wake everyone
 }
 
-bool TrySteal(Runtime& rt, Worker* self, Target* target) {
+bool TrySteal(Runtime& rt, Worker* self, Target* target, uint32_t* victim_out) {
   const uint32_t n = rt.nworkers;
   if (n < 2) return false;
   // A random victim other than ourselves, then the others in order.
@@ -145,6 +145,7 @@ bool TrySteal(Runtime& rt, Worker* self, Target* target) {
     });
     if (c != nullptr) {
       *target = Target{c->fctx, c->stack};
+      *victim_out = victim;
       return true;
     }
     if (++victim == n) victim = 0;
@@ -181,10 +182,14 @@ bool TryFindWork(Runtime& rt, Worker* self, Target* target) {
     c->ancestors = nullptr;
     if (self->deque.MaybeNonEmpty()) rt.idle.NotifyWorkStrict();
     *target = Target{c->fctx, c->stack};
+    // A forced hand-off is a steal from the worker that posted it (timeline tools).
+    CILKPROF_EVENT(Events(), steal, self->record.worker_id, c->child_worker);
     return true;
   }
-  if (TrySteal(rt, self, target)) {
+  uint32_t victim = 0;
+  if (TrySteal(rt, self, target, &victim)) {
     if (rt.idle.sleepers() > 0) rt.idle.NotifyWorkRelaxed();  // work is about: wake a helper
+    CILKPROF_EVENT(Events(), steal, self->record.worker_id, victim);
     return true;
   }
   return false;
@@ -344,9 +349,11 @@ std::exception_ptr SyncChildren(ScopeState* scope, const void* callsite) {
   if (scope->core.join.load(std::memory_order_acquire) != 1) {
     Worker* worker = CurrentWorker();
     SetState(worker, CILKPROF_STATE_OVERHEAD);
+    CILKPROF_EVENT(Events(), sync_wait_begin, worker->record.worker_id);
     Stack* stack = StackOf(worker->record.segment);
     Message message{MessageKind::kParkAtSync, nullptr, scope, stack};
     worker = OnStrandResumed(SwitchTo(worker->sched_fctx, worker->sched_stack, &message, false));
+    CILKPROF_EVENT(Events(), sync_wait_end, worker->record.worker_id);
     RunStrandOn(worker, stack);
   }
   CILKPROF_HOOK(g_hooks, sync_end, &scope->tool);

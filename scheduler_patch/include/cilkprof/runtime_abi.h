@@ -4,7 +4,8 @@
  *   1. a per-thread worker record: the scheduler state word and the innermost stack
  *      segment (fiber) of the strand now running, for the sampling signal handler;
  *   2. global counters: workers, workers working;
- *   3. a hook table for instrumentation tools (work/span), called on scheduling events.
+ *   3. a hook table for instrumentation tools (work/span), called on scheduling events;
+ *   4. (issue 16) an optional event table for timeline tools: steals and sync waits.
  *
  * Discovery. At start-up the runtime calls cilkprof_tool_attach() if a tool defines it
  * (the agent, preloaded, does; the runtime declares it weak, so programs link and run
@@ -179,9 +180,54 @@ const cilkprof_runtime_t* cilkprof_runtime_view(void);
  * change took effect (a tool in a loaded library keeps it for the process' life). */
 void cilkprof_runtime_set_hooks(const cilkprof_hooks_t* hooks);
 
+/* ---- Scheduling events (issue 16; defined by the runtime, found with dlsym). ----
+ * For a tool that draws a timeline: the runtime tells it, on the thread where each
+ * happens, when a worker steals and when a sync starts and stops waiting for stolen
+ * children. Separate from the hooks: a tool may want the events without instrumenting
+ * work and span (the sampled run of `cilkprof run --workspan=separate`), and they are
+ * installed and removed at any moment, not only between computations.
+ *   steal            on the thief, after it took work: the thief's and the victim's
+ *                    worker ids (the victim of a CILK_FORCE_STEAL hand-off is the
+ *                    worker that posted it);
+ *   sync_wait_begin  on the worker whose strand parks at a sync because a child is
+ *                    still out;
+ *   sync_wait_end    on the worker that resumes that strand (another one, if the last
+ *                    child ended there), before the code after the sync runs.
+ * Callbacks run in the scheduler (state OVERHEAD or IDLE) and must be short: no
+ * blocking, no call back into the runtime. Spawns and syncs that need not wait pay
+ * nothing; each event site is one load of a global pointer and a predictable branch.
+ * `size` is sizeof(cilkprof_events_t) as the tool compiled it: a runtime calls only
+ * the callbacks that lie within it (later versions add fields at the end, never
+ * change these). A NULL callback is skipped.
+ *
+ * Older runtimes do not define cilkprof_runtime_set_events: a tool that finds no such
+ * symbol simply gets no events (no ABI version change). */
+typedef struct cilkprof_events {
+  uint32_t size;
+  void (*steal)(uint32_t thief, uint32_t victim);
+  void (*sync_wait_begin)(uint32_t worker);
+  void (*sync_wait_end)(uint32_t worker);
+} cilkprof_events_t;
+
+/* Installs `events` (static storage; NULL removes them) at once. Callbacks already
+ * running may finish after the call returns: the tool keeps the table's code alive
+ * for the process' life (a tool in a loaded library does). Lock-free; not for signal
+ * handlers. */
+void cilkprof_runtime_set_events(const cilkprof_events_t* events);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif
+
+/* For runtimes: call an event callback only when a tool installed one. `events` is the
+ * runtime's `const cilkprof_events_t*`, read once (one load, a predictable branch). */
+#define CILKPROF_EVENT(events, name, ...)                                          \
+  do {                                                                             \
+    const cilkprof_events_t* cilkprof_e_ = (events);                               \
+    if (__builtin_expect(cilkprof_e_ != 0, 0) && cilkprof_e_->name &&              \
+        __builtin_offsetof(cilkprof_events_t, name) < cilkprof_e_->size)           \
+      cilkprof_e_->name(__VA_ARGS__);                                              \
+  } while (0)
 
 /* For runtimes: call a hook only when a tool installed one. `hooks` is the runtime's
  * global `const cilkprof_hooks_t*`. One load and a predictable branch. */

@@ -9,6 +9,7 @@
 //
 // One request per connection, as one text line:
 //   ATTACH 1 clock=cpu period_ns=1000000 unwind=dwarf workspan=1 locks=1 persistent=0 source=auto flush_ms=1000
+//          timeline=0
 //     with one descriptor in SCM_RIGHTS on the same sendmsg: a stream socket connected
 //     to an aggregator. Replies: "OK pid=N runtime=NAME injected=0|1", "BUSY why" or
 //     "ERROR why". Not persistent: the connection stays open and "DETACH" on it, or its
@@ -47,6 +48,7 @@ struct AttachRequest {
   bool persistent = false;
   std::string source = "auto";   // auto, perf, timer
   uint32_t flush_ms = 1000;
+  bool timeline = false;         // per-thread timeline (issue 16; docs/AGENT.md "Timeline")
 };
 
 // "key=value" words after the first `skip` words of a line, newline dropped.
@@ -88,7 +90,7 @@ inline std::string EncodeAttach(const AttachRequest& r) {
          " period_ns=" + std::to_string(r.period_ns) + " unwind=" + r.unwind +
          " workspan=" + (r.workspan ? "1" : "0") + " locks=" + (r.locks ? "1" : "0") +
          " persistent=" + (r.persistent ? "1" : "0") + " source=" + r.source +
-         " flush_ms=" + std::to_string(r.flush_ms) + "\n";
+         " flush_ms=" + std::to_string(r.flush_ms) + " timeline=" + (r.timeline ? "1" : "0") + "\n";
 }
 
 namespace detail {
@@ -144,6 +146,8 @@ inline bool ParseAttach(std::string_view line, AttachRequest* out, std::string* 
     } else if (key == "source") {
       ok = value == "auto" || value == "perf" || value == "timer";
       r.source = value;
+    } else if (key == "timeline") {
+      ok = detail::ParseFlag(value, &r.timeline);
     } else if (key == "flush_ms") {
       ok = detail::ParseNumber(value, 10, 3600000, &number);
       r.flush_ms = static_cast<uint32_t>(number);
