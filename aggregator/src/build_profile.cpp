@@ -280,6 +280,7 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
   locks_.Build(data_location, &out);
   CountDeepStacks(out, out.mutable_totals());
   workspan_.Build(symbols, &out);  // the work/span call sites share the locations
+  timeline_.Build(process->start_unix_ns(), &out);  // issue 16
   for (std::string& warning : symbols.Warnings()) process->add_warnings(std::move(warning));
 
   profile::Totals* totals = out.mutable_totals();

@@ -244,7 +244,16 @@ Status Session::ValidateDelta(const wire::Delta& delta) const {
     }
     if (thread.exited()) exiting.insert(key);
   }
-  return Status::Ok();
+  // Timeline samples name nodes declared in this Delta or an earlier one (issue 16).
+  // Chunks may follow a thread's exited delta: they carry its last events.
+  auto node_declared = [&](uint32_t thread_index, uint32_t tid, uint32_t id) {
+    if (id == 0) return true;
+    const ThreadKey key{thread_index, tid};
+    if (auto p = pending.find(key); p != pending.end() && p->second.count(id) > 0) return true;
+    const auto t = threads_.find(key);
+    return t != threads_.end() && t->second.node_map.count(id) > 0;
+  };
+  return TimelineTable::Validate(delta.timeline(), hello_.unix_minus_monotonic_ns(), node_declared);
 }
 
 uint32_t Session::MergedChild(uint32_t parent, const wire::NewNode& node) {
@@ -309,6 +318,10 @@ void Session::MergeDelta(const wire::Delta& delta) {
     if (thread.has_counters()) AddThreadCounters(thread.counters(), &state.counters);
     if (thread.exited()) state.exited = true;
   }
+  timeline_.Merge(delta.timeline(), hello_.unix_minus_monotonic_ns(),
+                  [this](uint32_t thread_index, uint32_t tid, uint32_t id) {
+                    return id == 0 ? 0u : threads_.at(ThreadKey{thread_index, tid}).node_map.at(id);
+                  });
 }
 
 std::unique_ptr<Session> Session::TakeWindow(uint64_t end_unix_ns, bool last) {
@@ -326,6 +339,7 @@ std::unique_ptr<Session> Session::TakeWindow(uint64_t end_unix_ns, bool last) {
   // children's, so one pass from the end marks every ancestor.
   std::vector<char> keep(nodes_.size(), 0);
   keep[0] = 1;
+  timeline_.MarkNodes(&keep);  // the contexts of the window's timeline samples (issue 16)
   for (size_t i = nodes_.size(); i-- > 1;) {
     if (!keep[i]) {
       keep[i] = std::any_of(nodes_[i].exclusive.begin(), nodes_[i].exclusive.end(),
@@ -360,6 +374,7 @@ std::unique_ptr<Session> Session::TakeWindow(uint64_t end_unix_ns, bool last) {
   }
   window->workspan_ = workspan_.TakeWindow();
   window->locks_ = locks_.TakeWindow();
+  window->timeline_ = timeline_.TakeWindow(index);
 
   window->window_start_unix_ns_ = window_start_unix_ns_;
   window->window_end_unix_ns_ = end_unix_ns;
@@ -494,6 +509,7 @@ Status Session::FoldExecPredecessor(const Session& earlier) {
     AddLockCounters(in, &sum);
   }
   locks_.Fold(earlier.locks_, module_map);
+  timeline_.Fold(earlier.timeline_, node_map);
   if (workspan_.empty()) workspan_ = earlier.workspan_;
   // The runtime an earlier image attached to, unless this one names its own: the
   // process ran on it (BuildProfile reads goodbye_.runtime() with or without a Goodbye).

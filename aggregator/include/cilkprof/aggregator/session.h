@@ -44,6 +44,7 @@
 
 #include "cilkprof/aggregator/lock_table.h"
 #include "cilkprof/aggregator/symbol_source.h"
+#include "cilkprof/aggregator/timeline_table.h"
 #include "cilkprof/aggregator/workspan_join.h"
 #include "cilkprof/common/status.h"
 #include "cilkprof/profile.pb.h"
@@ -178,6 +179,7 @@ class Session {
   std::map<ThreadKey, ThreadState> threads_;
   WorkSpanJoin workspan_;  // the work/span call-site table (issue 5)
   LockTable locks_;        // per-lock totals (issue 14)
+  TimelineTable timeline_; // per-thread timeline events (issue 16)
   // The agent's last two flushes (Delta.flush_unix_ns, process_cpu_ns), for
   // UnflushedTailWarning.
   uint64_t last_flush_unix_ns_ = 0, last_flush_cpu_ns_ = 0;
