@@ -11,7 +11,7 @@
 # first word that is neither an option nor one of these options' values, as
 # SeparateProgram in app.cc decides.
 _cilkprof_run_valued='-o --output --clock --period -F --freq --unwind --workspan'
-_cilkprof_run_flags='-f --force --no-follow-fork --no-workspan --strands --standby -q --quiet -h --help'
+_cilkprof_run_flags='-f --force --no-follow-fork --no-workspan --strands --timeline --standby -q --quiet -h --help'
 
 # Completes the words of `cilkprof run` / `cilkprof-run` from COMP_WORDS index $1 on:
 # the run options and their values up to the program, then the program (a command) and
@@ -190,7 +190,7 @@ _cilkprof()
             ;;
         attach)
             valued='-o --output --duration --clock --period -F --freq --unwind --daemon'
-            flags='-f --force --no-workspan -q --quiet -h --help'
+            flags='-f --force --no-workspan --timeline -q --quiet -h --help'
             case $prev in
                 -o | --output)
                     _filedir cilkprof

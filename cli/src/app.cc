@@ -76,6 +76,9 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
                                "Also measure work and span per strand (see `cilkprof view strands`; costs a table "
                                "lookup at every strand boundary)");
   strands->excludes(no_workspan);
+  app.add_flag("--timeline", args.timeline,
+               "Also record a per-thread timeline: every sample with its time, scheduler state and context, and "
+               "the runtime's steals and sync waits (see `cilkprof view timeline`, export --format chrome-trace)");
   app.add_flag("--standby", args.standby,
                "Start the program with the agent in standby: nothing is sampled until `cilkprof attach PID` "
                "(no profile is written by the run itself)");
@@ -247,6 +250,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
         ->default_str("dwarf");
     attacher->add_flag("--no-workspan", attach_args.no_workspan,
                        "Do not measure work and span (otherwise measured for the computations that begin after the attach)");
+    attacher->add_flag("--timeline", attach_args.timeline,
+                       "Also record a per-thread timeline of the window (samples, steals, sync waits)");
     attacher->add_option("--daemon", attach_args.daemon,
                          "Continuous mode: stream to the cilkprofd listening on SOCKET (one profile per window) and "
                          "return; end it with `cilkprof detach PID`");

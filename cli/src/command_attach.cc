@@ -114,6 +114,7 @@ control::AttachRequest RequestOf(const AttachArgs& args, uint64_t period_ns) {
   r.period_ns = period_ns;
   r.unwind = args.unwind;
   r.workspan = !args.no_workspan;
+  r.timeline = args.timeline;
   r.persistent = !args.daemon.empty();
   return r;
 }

@@ -69,7 +69,7 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
         name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET") ||
         (pass != Pass::kBoth && name == "CILKPROF_WORKSPAN") ||
         (pass == Pass::kInstrumented && name == "CILKPROF_SAMPLE_SOURCE") ||
-        (args.strands && name == "CILKPROF_WS_STRANDS");
+        (args.strands && name == "CILKPROF_WS_STRANDS") || (args.timeline && name == "CILKPROF_TIMELINE");
   });
   env.push_back("CILKPROF_SOCKET=" + socket);
   env.push_back("CILKPROF_CLOCK=" + args.clock);
@@ -83,6 +83,8 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
     env.push_back("CILKPROF_SAMPLE_SOURCE=none");
   }
   if (args.strands) env.push_back("CILKPROF_WS_STRANDS=1");
+  // The timeline describes the sampled run: the instrumented one has no samples.
+  if (args.timeline && pass != Pass::kInstrumented) env.push_back("CILKPROF_TIMELINE=1");
   return env;
 }
 

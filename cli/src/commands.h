@@ -109,6 +109,9 @@ struct RunArgs {
   // CILKPROF_STANDBY=1: the agent arms nothing until `cilkprof attach PID`; no profile
   // is written by the run itself.
   bool standby = false;
+  // CILKPROF_TIMELINE=1: a per-thread timeline of samples, steals and sync waits
+  // (issue 16); with --workspan=separate, in the sampled run only.
+  bool timeline = false;
 };
 int RunProgram(const RunArgs& args);
 
@@ -125,6 +128,7 @@ struct AttachArgs {
   std::optional<double> frequency_hz;
   std::string unwind = "dwarf";
   bool no_workspan = false;
+  bool timeline = false;  // control word timeline=1 (issue 16)
   std::string daemon;  // continuous mode: stream to the cilkprofd at this socket
   bool quiet = false;
 };
