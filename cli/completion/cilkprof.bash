@@ -122,7 +122,7 @@ _cilkprof()
             return
             ;;
         view)
-            valued='--sort --depth --threshold --focus --metric --format --inline'
+            valued='--sort --depth --threshold --focus --metric --format --inline --buckets'
             flags='--hot-path -h --help'
             case $prev in
                 --format)
@@ -147,7 +147,7 @@ _cilkprof()
                     esac
                     return
                     ;;
-                --depth | --threshold | --focus | --metric)
+                --depth | --threshold | --focus | --metric | --buckets)
                     return # a number, a function or a metric of the profile
                     ;;
             esac
@@ -175,7 +175,7 @@ _cilkprof()
             flags='--inverted -h --help'
             case $prev in
                 --format)
-                    COMPREPLY=($(compgen -W 'cilkscale-csv' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'cilkscale-csv chrome-trace' -- "$cur"))
                     return
                     ;;
                 -o | --output)
@@ -240,7 +240,7 @@ _cilkprof()
     positionals=$(_cilkprof_count_positionals $((at + 1)) "$valued")
     case $command:$positionals in
         view:0)
-            COMPREPLY=($(compgen -W 'top-down bottom-up flat callsites strands locks' -- "$cur"))
+            COMPREPLY=($(compgen -W 'top-down bottom-up flat callsites strands locks timeline' -- "$cur"))
             ;;
         view:1 | summary:0 | export:0 | flamegraph:0)
             _filedir cilkprof
