@@ -332,11 +332,31 @@ int g_cond_waiting = 0;  // under g_lock
 int g_cond_ready = 0;
 int g_cond_done = 0;  // rounds the waiter finished, under g_lock
 
+// The spans in which the agent may count lock wait, as the program measures them
+// (CLOCK_MONOTONIC, summed over both threads): from each signal to the waiter's return
+// from pthread_cond_wait, and every pthread_mutex_lock call. The agent's own marks lie
+// inside these spans, so its total wait is at most their sum, whatever the load.
+uint64_t g_signal_ns = 0;
+std::atomic<uint64_t> g_wait_spans_ns{0};
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void LockMeasured(pthread_mutex_t* m) {
+  const uint64_t start = MonotonicNs();
+  pthread_mutex_lock(m);
+  g_wait_spans_ns.fetch_add(MonotonicNs() - start);
+}
+
 void* CondWaiter(void*) {
   for (int round = 0; round < kRounds / 2; ++round) {
-    pthread_mutex_lock(&g_lock);
+    LockMeasured(&g_lock);
     g_cond_waiting = 1;
     while (g_cond_ready == 0) pthread_cond_wait(&g_cond, &g_lock);
+    g_wait_spans_ns.fetch_add(MonotonicNs() - g_signal_ns);
     g_cond_ready = 0;
     g_cond_waiting = 0;
     ++g_cond_done;
@@ -351,20 +371,21 @@ int Cond() {
   pthread_create(&t, nullptr, CondWaiter, nullptr);
   for (int round = 0; round < kRounds / 2; ++round) {
     for (;;) {  // until the waiter is inside pthread_cond_wait
-      pthread_mutex_lock(&g_lock);
+      LockMeasured(&g_lock);
       const int waiting = g_cond_waiting;
       pthread_mutex_unlock(&g_lock);
       if (waiting) break;
       sched_yield();
     }
     Burn(4 * kHoldNs);  // the waiter waits for the signal: not lock wait
-    pthread_mutex_lock(&g_lock);
+    LockMeasured(&g_lock);
     g_cond_ready = 1;
+    g_signal_ns = MonotonicNs();
     pthread_cond_signal(&g_cond);
     Burn(kHoldNs);  // the woken waiter waits for the mutex: lock wait
     pthread_mutex_unlock(&g_lock);
     for (;;) {  // until the waiter is done with this round
-      pthread_mutex_lock(&g_lock);
+      LockMeasured(&g_lock);
       const int done = g_cond_done;
       pthread_mutex_unlock(&g_lock);
       if (done == round + 1) break;
@@ -372,6 +393,7 @@ int Cond() {
     }
   }
   pthread_join(t, nullptr);
+  printf("result wait_spans_ns %llu\n", static_cast<unsigned long long>(g_wait_spans_ns.load()));
   return 0;
 }
 
