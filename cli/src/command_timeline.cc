@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "analysis_input.h"
@@ -37,6 +38,32 @@ std::string Fit(const std::string& text, size_t width) {
   if (text.size() <= width) return text + std::string(width - text.size(), ' ');
   if (width <= 3) return text.substr(0, width);
   return text.substr(0, width - 3) + "...";
+}
+
+// A C++ name shortened for a table cell: templates and parameter lists dropped, then
+// the last two components: "(anonymous namespace)::fib(int)" -> "fib",
+// "cilk::scope::spawn<...>(...)" -> "scope::spawn". The json form has the full names.
+std::string ShortName(const std::string& name) {
+  std::string bare;
+  int depth = 0;
+  for (const char c : name) {
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if ((c == '>' || c == ')') && depth > 0) {
+      --depth;
+    } else if (depth == 0) {
+      bare += c;
+    }
+  }
+  std::vector<std::string> parts;
+  for (size_t at = 0; at <= bare.size();) {
+    const size_t next = std::min(bare.find("::", at), bare.size());
+    if (next > at) parts.push_back(bare.substr(at, next - at));
+    at = next + 2;
+  }
+  while (!parts.empty() && parts.back().find_first_not_of(' ') == std::string::npos) parts.pop_back();
+  if (parts.empty()) return name;
+  return parts.size() == 1 ? parts.back() : parts[parts.size() - 2] + "::" + parts.back();
 }
 
 std::string Seconds(uint64_t ns) { return views::FormatDuration(static_cast<double>(ns) / 1e9); }
@@ -90,10 +117,11 @@ std::string RenderText(const ViewArgs& args, const profile::Profile& profile, co
   // The function with the most working time per thread and quarter, and its share of the
   // thread's working time there.
   const size_t column = std::max<size_t>((buckets + 1) / grid.segment_count, 12);  // as wide as the rows
-  out += "\nTop function by working time (share of the thread's working time) in each quarter:\n";
+  out += "\nTop function by working time (share of the thread's working time) in each quarter\n"
+         "(names shortened; --format json has them in full):\n";
   out += std::string(name_width, ' ');
   for (size_t s = 0; s < grid.segment_count; ++s) {
-    out += Fit(Seconds(grid.SegmentStart(s)) + " - " + Seconds(grid.SegmentStart(s + 1)), column);
+    out += Fit(Seconds(grid.SegmentStart(s)) + "-" + Seconds(grid.SegmentStart(s + 1)), column - 1) + " ";
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
   out += "\n";
@@ -106,7 +134,7 @@ std::string RenderText(const ViewArgs& args, const profile::Profile& profile, co
                                       std::lround(100.0 * static_cast<double>(top.working_ns) /
                                                   static_cast<double>(std::max<uint64_t>(top.segment_working_ns, 1))))) +
                                   "%";
-        cell = Fit(top.function, column - share.size() - 2);  // a space before the share, one after
+        cell = Fit(ShortName(top.function), column - share.size() - 2);  // a space before the share, one after
         while (!cell.empty() && cell.back() == ' ') cell.pop_back();
         cell += " " + share;
       }
