@@ -143,6 +143,8 @@ int Dispatch(int argc, char** argv, Entry entry) {
   CLI::App* detacher = nullptr;
   CLI::App* flamegraph = nullptr;
   ExportArgs flamegraph_args;
+  CLI::App* plotter = nullptr;
+  PlotArgs plot_args;
   AttachArgs attach_args;
   DetachArgs detach_args;
   double attach_frequency = 0;
@@ -232,6 +234,17 @@ int Dispatch(int argc, char** argv, Entry entry) {
     flamegraph->add_option("--metric", flamegraph_args.metric, "The metric the widths show: work (default), idleness, ...");
     flamegraph->add_flag("--inverted", flamegraph_args.inverted, "An icicle of callers instead of a flame graph of callees");
 
+    plotter = app.add_subcommand("plot", "Draw a plot (SVG): cilkprof plot --speedup PROFILE... -o FILE.svg");
+    plotter->add_flag("--speedup", plot_args.speedup,
+                      "Cilkscale's speedup plot: the bounds from work and span, and the measured speedup of "
+                      "profiles of several worker counts (CILK_NWORKERS) of one program and input");
+    plotter->add_option("profiles", plot_args.profiles, "Profile files (.cilkprof)")->required();
+    plotter->add_option("-o,--output", plot_args.output, "SVG file to write")->required();
+    plotter->add_option("--workers", plot_args.workers,
+                        "Each profile's worker count, in order (default: the runtime's workers in a timeline, "
+                        "else the profile's threads)")
+        ->delimiter(',');
+
     attacher = app.add_subcommand("attach", "Profile a running process: cilkprof attach PID [options]");
     attacher->add_option("pid", attach_args.pid, "Process to profile")->required()->check(CLI::PositiveNumber);
     attacher->add_option("-o,--output", attach_args.output,
@@ -274,9 +287,9 @@ int Dispatch(int argc, char** argv, Entry entry) {
 
   // CLI11 takes the arguments in reverse order, without the executable's name.
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import" && args[0] != "export" && args[0] != "attach" && args[0] != "detach" && args[0] != "flamegraph") {
+  if (!run_only && !args.empty() && !args[0].empty() && args[0][0] != '-' && args[0] != "run" && args[0] != "view" && args[0] != "summary" && args[0] != "import" && args[0] != "export" && args[0] != "attach" && args[0] != "detach" && args[0] != "flamegraph" && args[0] != "plot") {
     PrintError("unknown command '" + args[0] +
-               "'; the commands are run, attach, detach, view, summary, export, flamegraph and import");
+               "'; the commands are run, attach, detach, view, summary, export, flamegraph, plot and import");
     std::fprintf(stderr, "Run 'cilkprof --help' for usage.\n");
     return kExitUsage;
   }
@@ -319,6 +332,7 @@ int Dispatch(int argc, char** argv, Entry entry) {
     flamegraph_args.format = "svg";
     return RunExport(flamegraph_args);
   }
+  if (plotter && plotter->parsed()) return RunPlot(plot_args);
   if (attacher && attacher->parsed()) {
     if (attacher->get_option("--freq")->count() > 0) attach_args.frequency_hz = attach_frequency;
     return RunAttach(attach_args);

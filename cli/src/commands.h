@@ -82,6 +82,16 @@ struct ExportArgs {
 };
 int RunExport(const ExportArgs& args);
 
+// `cilkprof plot --speedup PROFILE... -o FILE.svg` (command_plot.cc): Cilkscale's
+// speedup-bounds plot, with measured points from profiles of several worker counts.
+struct PlotArgs {
+  bool speedup = false;
+  std::vector<std::string> profiles;
+  std::string output;
+  std::vector<uint32_t> workers;  // per profile, in order; empty: from the profiles
+};
+int RunPlot(const PlotArgs& args);
+
 struct ImportArgs {
   std::string spill;
   std::string output;  // "" = <spill stem>.cilkprof, never overwriting

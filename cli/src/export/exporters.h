@@ -42,5 +42,6 @@ Status WriteCilkscaleCsv(const AnalysisInput& input, const ExportOptions& option
 Status WritePprof(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
 Status WriteFolded(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
 Status WriteChromeTrace(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
+Status WriteSpeedscope(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
 
 }  // namespace cilkprof::cli::exporters

@@ -10,6 +10,7 @@ const std::vector<Format>& Formats() {
       {"pprof", "pprof's profile.proto, gzipped (go tool pprof, Pyroscope, Parca, Grafana): every metric a sample type", true, WritePprof},
       {"folded", "collapsed stacks, one line per context weighed by --metric (flamegraph.pl, speedscope)", false, WriteFolded},
       {"chrome-trace", "the recorded timeline (run --timeline) in the Trace Event Format, for ui.perfetto.dev and chrome://tracing", false, WriteChromeTrace},
+      {"speedscope", "speedscope's JSON (www.speedscope.app, npx speedscope): all threads, and each thread with a timeline", false, WriteSpeedscope},
   };
   return formats;
 }
