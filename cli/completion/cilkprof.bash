@@ -106,7 +106,7 @@ _cilkprof()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-h --help --version' -- "$cur"))
         else
-            COMPREPLY=($(compgen -W 'run attach detach view summary export flamegraph import' -- "$cur"))
+            COMPREPLY=($(compgen -W 'run attach detach view summary export flamegraph plot import' -- "$cur"))
         fi
         return
     fi
@@ -175,7 +175,7 @@ _cilkprof()
             flags='--inverted -h --help'
             case $prev in
                 --format)
-                    COMPREPLY=($(compgen -W 'cilkscale-csv chrome-trace' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'cilkscale-csv chrome-trace speedscope' -- "$cur"))
                     return
                     ;;
                 -o | --output)
@@ -184,6 +184,19 @@ _cilkprof()
                     ;;
                 --metric)
                     COMPREPLY=($(compgen -W 'work idleness overhead samples lock_wait lock_blame effort' -- "$cur"))
+                    return
+                    ;;
+            esac
+            ;;
+        plot)
+            valued='-o --output --workers'
+            flags='--speedup -h --help'
+            case $prev in
+                -o | --output)
+                    _filedir svg
+                    return
+                    ;;
+                --workers)
                     return
                     ;;
             esac
@@ -243,6 +256,9 @@ _cilkprof()
             COMPREPLY=($(compgen -W 'top-down bottom-up flat callsites strands locks timeline' -- "$cur"))
             ;;
         view:1 | summary:0 | export:0 | flamegraph:0)
+            _filedir cilkprof
+            ;;
+        plot:*)
             _filedir cilkprof
             ;;
         import:0)
