@@ -39,6 +39,7 @@ const Format* FindFormat(const std::string& name);
 
 // The exporters (one file each).
 Status WriteCilkscaleCsv(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
+Status WriteFlameGraphSvg(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
 Status WritePprof(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
 Status WriteFolded(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);
 Status WriteChromeTrace(const AnalysisInput& input, const ExportOptions& options, std::ostream& out);

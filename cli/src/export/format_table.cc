@@ -7,6 +7,8 @@ const std::vector<Format>& Formats() {
   static const std::vector<Format> formats = {
       {"cilkscale-csv", "Cilkscale's CSV of work and span per call site, for its plotting scripts", false,
        WriteCilkscaleCsv},
+      {"svg", "an interactive flame graph (an icicle of callers with --inverted), one SVG file for a browser", false,
+       WriteFlameGraphSvg},
       {"pprof", "pprof's profile.proto, gzipped (go tool pprof, Pyroscope, Parca, Grafana): every metric a sample type", true, WritePprof},
       {"folded", "collapsed stacks, one line per context weighed by --metric (flamegraph.pl, speedscope)", false, WriteFolded},
       {"chrome-trace", "the recorded timeline (run --timeline) in the Trace Event Format, for ui.perfetto.dev and chrome://tracing", false, WriteChromeTrace},
