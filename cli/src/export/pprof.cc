@@ -101,7 +101,7 @@ class Tables {
 
   // The pprof location of profile location `index` (a code address), made once.
   uint64_t CodeLocation(uint32_t index) {
-    if (index == 0 || index >= location_ids_.size()) return Pseudo("??");
+    if (index == 0 || index >= location_ids_.size()) return Pseudo(UnknownName(0));
     uint64_t& id = location_ids_[index];
     if (id != 0) return id;
     const profile::Location& source = profile_.locations(static_cast<int>(index));

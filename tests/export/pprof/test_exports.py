@@ -328,6 +328,12 @@ def step_errors():
                       expect=1)
     check("cannot write in" in result.stderr and "-o" in result.stderr,
           f"pprof: an unwritable -o path says so: {result.stderr!r}")
+    result = cilkprof("export", FIB, "--format", "pprof", "--inverted", "-o", os.path.join(WORK, "inverted.pb.gz"),
+                      expect=1)
+    check("--inverted" in result.stderr, f"pprof: --inverted is refused, saying why: {result.stderr!r}")
+    piped = subprocess.run([CILKPROF, "export", FIB, "--format", "pprof"], capture_output=True)
+    check(piped.returncode == 0 and piped.stdout[:2] == b"\x1f\x8b",
+          f"pprof: written to a pipe without -o (exit {piped.returncode})")
     not_profile = os.path.join(WORK, "not-a-profile.cilkprof")
     with open(not_profile, "w") as f:
         f.write("main;fib 10\n")
