@@ -104,3 +104,21 @@ for format in summary "${formats[@]}"; do
     printf ' | %4.1fx %4.1fx\n' "$(echo "$t1 / ($t0 + 0.005)" | bc -l)" "$(echo "$m1 / $m0" | bc -l)"
   fi
 done
+
+# Formats of the timeline (chrome-trace) need a recorded one, which the synthetic
+# profiles do not have: the bundled fib under `cilkprof run --timeline` instead, its
+# timeline growing with the run (2 workers).
+if [ -x "$bin/fib" ]; then
+  echo
+  echo "# timeline formats on recorded timelines of fib (cilkprof run --timeline, 2 workers)"
+  for n in 33 35 37; do
+    CILK_NWORKERS=2 "$bin/cilkprof" run -q -f --no-workspan --timeline -o "$work/fib$n.cilkprof" -- "$bin/fib" "$n" > /dev/null
+    for format in "${formats[@]}"; do
+      [ "$format" = chrome-trace ] || continue
+      read -r t m <<< "$(measure "$bin/cilkprof" export "$work/fib$n.cilkprof" --format "$format" -o "$work/export")"
+      printf 'fib %s: %-12s %6.2f s %5d MB, %.1f MB file (profile %.1f MB)\n' "$n" "$format" "$t" "$m" \
+        "$(echo "$(stat -c %s "$work/export") / 1048576" | bc -l)" \
+        "$(echo "$(stat -c %s "$work/fib$n.cilkprof") / 1048576" | bc -l)"
+    done
+  done
+fi
