@@ -3,6 +3,7 @@
 // fed the same input and their outputs compared byte for byte.
 //
 //   work N      N units of hot_a, answers "work N <hash>"
+//   work-b N    N units of hot_b, answers "work-b N <hash>"
 //   phase a     a second thread starts looping in hot_a; answers "phase a"
 //   phase b     that thread moves to hot_b; answers "phase b" once it left hot_a for good
 //   phase stop  the thread stops; answers "phase stopped"
@@ -109,6 +110,10 @@ static void Command(const char* line) {
     uint64_t x = (uint64_t)n;
     for (long i = 0; i < n; ++i) x = hot_a(x, kIterationsPerUnit);
     printf("work %ld %016llx\n", n, (unsigned long long)x);
+  } else if (sscanf(line, "work-b %ld", &n) == 1) {
+    uint64_t x = (uint64_t)n;
+    for (long i = 0; i < n; ++i) x = hot_b(x, kIterationsPerUnit);
+    printf("work-b %ld %016llx\n", n, (unsigned long long)x);
   } else if (strcmp(line, "phase a") == 0) {
     Ask(kA);
     printf("phase a\n");

@@ -219,7 +219,12 @@ class AgentLoader {
     CILKPROF_RETURN_IF_ERROR(WriteMemory(tid_, start_name, kStartFunction, sizeof kStartFunction));
     CILKPROF_RETURN_IF_ERROR(WriteMemory(tid_, error_name, kErrorVariable, sizeof kErrorVariable));
 
-    Result<std::uint64_t> handle = caller_.Call(functions_.dlopen, {path_address, RTLD_NOW}, kLoadTimeout,
+    // RTLD_GLOBAL: a task-parallel runtime that starts after the injection finds the
+    // agent's cilkprof_tool_attach with dlsym(RTLD_DEFAULT) and attaches at once (its
+    // first computations then have logical paths). Harmless to the program's bindings:
+    // the global scope is searched in load order, so libc's definitions of the functions
+    // the agent also exports stay first.
+    Result<std::uint64_t> handle = caller_.Call(functions_.dlopen, {path_address, RTLD_NOW | RTLD_GLOBAL}, kLoadTimeout,
                                                 "dlopen(\"" + agent_path + "\")");
     if (!handle.ok()) return handle.status();
     if (*handle == 0) {
