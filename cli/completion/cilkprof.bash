@@ -175,7 +175,7 @@ _cilkprof()
             flags='--inverted -h --help'
             case $prev in
                 --format)
-                    COMPREPLY=($(compgen -W 'cilkscale-csv pprof folded chrome-trace speedscope' -- "$cur"))
+                    COMPREPLY=($(compgen -W 'cilkscale-csv pprof folded svg chrome-trace speedscope' -- "$cur"))
                     return
                     ;;
                 -o | --output)

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "analysis_input.h"
@@ -24,10 +25,12 @@ std::string FormatList() {
   return list;
 }
 
-// Writes `text` to `path` through a temporary file in the same directory, renamed into
-// place once complete: a failed export never leaves a truncated file under the name.
-// Only a regular file (or nothing) is replaced.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
+// Writes through a temporary file in the same directory, renamed into place once the
+// exporter has written it all: a failed export never leaves a truncated file under the
+// name. Only a regular file (or nothing) is replaced. The exporter writes straight to
+// the file: an export's memory does not hold its output (folded stacks of a large
+// profile run to hundreds of MB).
+Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write) {
   struct stat st;
   if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     return Status::Error(path + " exists and is not a regular file; choose another -o path");
@@ -40,17 +43,17 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
     return Status::Error("cannot write in " + dir + " (" + std::strerror(errno) + "); choose another -o path");
   }
   fchmod(fd, 0644);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
+  close(fd);
+  Status written = Status::Ok();
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    written = write(out);
+    out.flush();
+    if (written.ok() && !out) written = Status::Error("cannot write " + path + ": " + std::strerror(errno));
   }
-  const int write_errno = errno;
-  if (close(fd) != 0 || done != text.size()) {
+  if (!written.ok()) {
     unlink(temporary.c_str());
-    return Status::Error("cannot write " + path + ": " + std::strerror(write_errno));
+    return written;
   }
   if (rename(temporary.c_str(), path.c_str()) != 0) {
     const int error = errno;
@@ -80,15 +83,21 @@ int RunExport(const ExportArgs& args) {
   options.inverted = args.inverted;
   options.profile_path = args.profile;
   progress.Stage("writing " + (args.output.empty() ? std::string("the ") + format->name : args.output));
-  std::ostringstream out;
-  const Status written = format->write(*input, options, out);
-  progress.Clear();
-  if (!written.ok()) {
-    PrintError(written.message());
-    return kExitFailure;
+  if (args.output.empty()) {
+    // Standard output: built first, so that an error leaves nothing half-written there.
+    std::ostringstream out;
+    const Status written = format->write(*input, options, out);
+    progress.Clear();
+    if (!written.ok()) {
+      PrintError(written.message());
+      return kExitFailure;
+    }
+    return WriteStdout(out.str(), "the " + format->name + " export");
   }
-  if (args.output.empty()) return WriteStdout(out.str(), "the " + format->name + " export");
-  if (Status saved = WriteFileAtomically(args.output, out.str()); !saved.ok()) {
+  const Status saved = WriteFileAtomically(
+      args.output, [&](std::ostream& out) { return format->write(*input, options, out); });
+  progress.Clear();
+  if (!saved.ok()) {
     PrintError(saved.message());
     return kExitFailure;
   }

@@ -57,10 +57,6 @@ bool PathHasFunction(const profile::Profile& p, uint32_t node, const std::string
   return false;
 }
 
-uint64_t CountKind(const profile::TimelineTrack& track, wire::TimelineEventKind kind) {
-  return static_cast<uint64_t>(std::count(track.kind().begin(), track.kind().end(), kind));
-}
-
 TEST(TimelineE2E, FibOnTwoWorkersWithForcedSteals) {
   TempDir dir;
   // The default --workspan=separate: the timeline comes from the sampled run.
@@ -81,7 +77,9 @@ TEST(TimelineE2E, FibOnTwoWorkersWithForcedSteals) {
     ASSERT_EQ(track.node_size(), n);
     if (track.worker_id_plus_1() != 0) workers.insert(track.worker_id_plus_1());
     for (int i = 0; i < n; ++i) {
-      if (i > 0) ASSERT_LE(track.time_ns(i - 1), track.time_ns(i)) << "track of thread " << track.thread_index();
+      if (i > 0) {
+        ASSERT_LE(track.time_ns(i - 1), track.time_ns(i)) << "track of thread " << track.thread_index();
+      }
       ASSERT_LE(track.time_ns(i), duration) << "an event after the process ended";
       if (track.kind(i) == wire::TIMELINE_STEAL) {
         ++steals;
