@@ -1,57 +1,16 @@
 #!/usr/bin/env python3
-"""Decodes an 8-bit RGB or RGBA PNG with zlib (no imaging library) and checks that a
-rendering of the speedup plot is not blank: mostly white, with enough pixels near the
+"""Checks that a rendering of the speedup plot (a PNG, decoded by ../png_decode.py) is
+not blank: mostly white, with enough pixels near the
 upper bound's blue (#1f77b4), the lower bound's red (#d62728) and the measured
 points' green (#2ca02c).
 
   png_colors.py FILE.png
 """
-import struct
+import os
 import sys
-import zlib
 
-
-def decode(path):
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError(f"{path} is not a PNG")
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", chunk)
-        elif kind == b"IDAT":
-            idat += chunk
-        pos += 12 + length
-    width, height, depth, color, _, _, interlace = header
-    if depth != 8 or color not in (2, 6) or interlace != 0:
-        raise ValueError(f"unsupported PNG: depth {depth}, color type {color}, interlace {interlace}")
-    channels = 3 if color == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * channels
-    rows, previous = [], bytearray(stride)
-    for y in range(height):
-        filter_type = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - channels] if i >= channels else 0
-            b = previous[i]
-            c = previous[i - channels] if i >= channels else 0
-            if filter_type == 1:
-                line[i] = (line[i] + a) & 0xFF
-            elif filter_type == 2:
-                line[i] = (line[i] + b) & 0xFF
-            elif filter_type == 3:
-                line[i] = (line[i] + (a + b) // 2) & 0xFF
-            elif filter_type == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        rows.append(line)
-        previous = line
-    pixels = [tuple(row[x * channels:x * channels + 3]) for row in rows for x in range(width)]
-    return width, height, pixels
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from png_decode import read_png  # noqa: E402
 
 
 def near(pixel, color, tolerance=40):
@@ -59,7 +18,8 @@ def near(pixel, color, tolerance=40):
 
 
 def main():
-    width, height, pixels = decode(sys.argv[1])
+    width, height, rows = read_png(sys.argv[1])
+    pixels = [pixel for row in rows for pixel in row]
     total = len(pixels)
     counts = {
         "white": sum(1 for p in pixels if near(p, (255, 255, 255), 8)),
