@@ -129,7 +129,6 @@ struct Message {
   Fiber* fiber = nullptr;
   ScopeState* scope = nullptr;
   Stack* stack = nullptr;
-  uintptr_t abandoned_sp = 0;  // kFreeFiber: the lowest address its last frames used
 };
 
 struct alignas(64) Worker {

@@ -71,13 +71,6 @@ inline void ForgetFrames(uintptr_t lo, uintptr_t hi) {
 #endif
 }
 
-// The stack pointer of the caller (for ForgetFrames of frames about to be left).
-[[gnu::always_inline]] inline uintptr_t StackPointer() {
-  uintptr_t sp;
-  __asm__ volatile("movq %%rsp, %0" : "=r"(sp));
-  return sp;
-}
-
 inline void* CreateTsanFiber() {
 #ifdef CILK_TSAN
   return __tsan_create_fiber(0);

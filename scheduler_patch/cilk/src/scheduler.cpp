@@ -53,10 +53,13 @@ inline bool ForceSteal(const Runtime& rt) {
 }
 
 // A child ended on message.fiber and left it with a switch: the frames it left
-// there never return. Forget them (sanitizers) and put the fiber in the cache.
+// there never return. Forget them (sanitizers) and put the fiber in the cache. The
+// whole stack: nothing on it is live, and the switch's own frames lie below any mark
+// the child could take before calling it (SwitchTo is not always inlined: ASan then
+// reported a later frame at that depth writing into the old switch's redzones).
 void RecycleAbandoned(Runtime& rt, Worker* worker, const Message& message) {
   Fiber* fiber = message.fiber;
-  sanitizer::ForgetFrames(message.abandoned_sp, fiber->stack.segment.stack_hi);
+  sanitizer::ForgetFrames(fiber->stack.segment.stack_lo, fiber->stack.segment.stack_hi);
   sanitizer::RenewTsanFiber(&fiber->stack.tsan_fiber);
   rt.stacks.Release(&worker->cache, fiber);
 }
@@ -310,7 +313,6 @@ void UnbindRoot() {
 [[noreturn, gnu::noinline]] void LeaveEndedChild(Worker* worker, Fiber* fiber, bool parent_stolen) {
   ScopeState* scope = fiber->scope;
   Message message{MessageKind::kFreeFiber, fiber};
-  message.abandoned_sp = sanitizer::StackPointer();  // below every frame left here
   if (parent_stolen && scope->core.join.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     // The parent is parked at its sync and this was its last child.
     scope->core.join.store(1, std::memory_order_relaxed);
