@@ -413,6 +413,11 @@ class CilkRuntimeTest(Workdir):
     def test_logical_paths_complete_after_injection(self):
         service = CilkService(self.dir, load=False)
         self.addCleanup(service.close)
+        # The runtime runs before the injection, as in a service that has been serving:
+        # its start-up (before the tool attaches) is not part of the window.
+        warm = subprocess.run([SERVICE_LOAD, "--socket", service.socket, "--mix", "fib:1", "--fib", "20",
+                               "--count", "2"], capture_output=True, text=True, timeout=WAIT)
+        self.assertIn("2 correct, 0 wrong", warm.stdout + warm.stderr)
         profile = self.path("service.cilkprof")
         # The window lasts a fixed amount of work (100 fib 27 requests, several seconds of
         # CPU under the agent): enough samples at 200 us however loaded the machine is.

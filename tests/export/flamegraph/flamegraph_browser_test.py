@@ -87,10 +87,11 @@ def main():
     check(abs(zoomed["x"]) < 1e-6 and abs(zoomed["w"] - 100) < 1e-6,
           "the zoomed frame is at x=%g%%, %g%% wide, not the whole width" % (zoomed["x"], zoomed["w"]))
     for i, (before, after) in enumerate(zip(static, frames)):
-        inside = before["depth"] >= z["depth"] and before["x"] >= z["x"] - 1e-6 and \
-            before["x"] + before["w"] <= z["x"] + z["w"] + 1e-6
-        below = before["depth"] < z["depth"] and before["x"] <= z["x"] + 1e-6 and \
-            before["x"] + before["w"] >= z["x"] + z["w"] - 1e-6
+        # The script's own tolerance: percentages written with 6 decimals.
+        inside = before["depth"] >= z["depth"] and before["x"] >= z["x"] - 1e-5 and \
+            before["x"] + before["w"] <= z["x"] + z["w"] + 1e-5
+        below = before["depth"] < z["depth"] and before["x"] <= z["x"] + 1e-5 and \
+            before["x"] + before["w"] >= z["x"] + z["w"] - 1e-5
         if inside:
             want = before["w"] * 100 / z["w"]
             check("hide" not in after["classes"] and abs(after["w"] - want) < 1e-3 * max(1, want),

@@ -95,7 +95,9 @@
 
   function zoom(index) {
     var z = frames[index];
-    var eps = 1e-9;
+    // Coordinates are percentages written with 6 decimals (flamegraph_svg.cc): a child's
+    // x + width may pass its parent's by the rounding of four numbers (2e-6).
+    var eps = 1e-5;
     var scale = 100 / z.w;
     for (var i = 0; i < frames.length; ++i) {
       var f = frames[i];
