@@ -7,9 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "cilkprof/common/control_protocol.h"
+#include "inject/target_process.h"
 
 namespace cilkprof::cli::attach {
 namespace {
@@ -19,15 +19,10 @@ std::string ErrnoText(int error) { return std::strerror(error); }
 }  // namespace
 
 Result<std::string> ControlSocketOf(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Uid:", 0) != 0) continue;
-    unsigned real = 0, effective = 0;
-    if (std::sscanf(line.c_str(), "Uid: %u %u", &real, &effective) != 2) break;
-    return "/proc/" + std::to_string(pid) + "/root" + control::SocketPath(effective, pid);
-  }
-  return Status::Error("no process " + std::to_string(pid) + " (check the PID with ps)");
+  auto status = inject::ReadProcessStatus(pid);
+  if (!status.ok()) return Status::Error("no process " + std::to_string(pid) + " (check the PID with ps)");
+  const uid_t effective = status->uids[1];
+  return "/proc/" + std::to_string(pid) + "/root" + control::SocketPath(effective, pid);
 }
 
 Result<ControlConnection> ControlConnection::Open(const std::string& path, pid_t pid) {
