@@ -118,8 +118,10 @@ void TimelineTable::Build(uint64_t start_unix_ns, profile::Profile* out) const {
     std::vector<uint32_t> order(track.unix_ns.size());
     std::iota(order.begin(), order.end(), 0u);
     if (!std::is_sorted(track.unix_ns.begin(), track.unix_ns.end())) {
+      // A named reference: clang 14 (the fuzz build) cannot capture a structured binding.
+      const auto& times = track.unix_ns;
       std::stable_sort(order.begin(), order.end(),
-                       [&](uint32_t a, uint32_t b) { return track.unix_ns[a] < track.unix_ns[b]; });
+                       [&times](uint32_t a, uint32_t b) { return times[a] < times[b]; });
     }
     const int n = static_cast<int>(order.size());
     t->mutable_time_ns()->Reserve(n);
