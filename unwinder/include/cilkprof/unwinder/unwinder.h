@@ -34,7 +34,9 @@ enum class Mode : uint8_t {
 };
 
 // How a frame was entered from its caller (the next frame outward).
-enum class Edge : uint8_t { kCall = 0, kSpawn = 1 };
+// kTask: the frame runs an OpenMP task created at the next (outer) frame's site
+// (issue 17, docs/OPENMP.md).
+enum class Edge : uint8_t { kCall = 0, kSpawn = 1, kTask = 2 };
 
 struct Frame {
   uintptr_t pc;
