@@ -33,10 +33,16 @@ struct WalkState {
   // Second pass of an overhead sample (see UnwindLogical): start at this segment's
   // spawn point instead of the signal context.
   const cilkprof_segment_t* start_at_spawn;
+  // Bounded walks (recorded paths, logical.h): the depth when the walk last crossed a
+  // boundary frame, if it did.
+  volatile bool boundary_seen;
+  volatile uint32_t boundary_depth;
+  volatile uint32_t recorded;
 };
 
 WalkState NewWalkState(const LogicalRequest* request, Frame* frames, uint32_t max_frames) {
-  WalkState state{request, frames, max_frames, max_frames, 0, max_frames, 0, false, false, false, 0, nullptr, nullptr};
+  WalkState state{request, frames, max_frames, max_frames, 0, max_frames, 0, false, false, false, 0, nullptr, nullptr,
+                  false, 0, 0};
   const uint32_t keep = request->keep_outermost;
   if (keep > 0 && keep < max_frames) {
     state.inner = max_frames - keep;
@@ -63,12 +69,14 @@ void Record(WalkState* state, uintptr_t pc) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
-bool Elided(const LogicalRequest& request, uintptr_t pc) {
-  for (uint32_t i = 0; i < request.elided_count; ++i) {
-    if (request.elided[i].Contains(pc)) return true;
+bool InRanges(const CodeRange* ranges, uint32_t count, uintptr_t pc) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (ranges[i].Contains(pc)) return true;
   }
   return false;
 }
+
+bool Elided(const LogicalRequest& request, uintptr_t pc) { return InRanges(request.elided, request.elided_count, pc); }
 
 // A segment's fields, read once (they may fault: guarded callers only).
 struct SegmentView {
@@ -100,7 +108,7 @@ const cilkprof_segment_t* SegmentHolding(const cilkprof_segment_t* head, uintptr
   return nullptr;
 }
 
-enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncated };
+enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncated, kBoundary };
 
 // Records the frames of one segment, from the cursor's current frame outward, until
 // the segment's entry trampoline (child segments), the stack's edge, the end of the
@@ -116,6 +124,14 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
       return SegmentEnd::kBadFrame;
     }
     after_elided = elided;
+    if (state->request->boundary_count > 0 &&
+        InRanges(state->request->boundary, state->request->boundary_count, pc)) {
+      // The runtime frame that invoked the task being walked (bounded walks only run
+      // without segments: frames from 0 are the task's).
+      if (state->depth > 0) return SegmentEnd::kBoundary;
+      state->boundary_seen = true;
+      state->boundary_depth = state->depth;
+    }
     if (segment.child()) {
       if (pc >= segment.entry_lo && pc < segment.entry_hi) return SegmentEnd::kEntry;
       const uintptr_t sp = cursor.sp();
@@ -137,6 +153,55 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
     const StepResult step = cursor.Step();
     if (step == StepResult::kEnd) return SegmentEnd::kEnd;
     if (step == StepResult::kBadFrame) return SegmentEnd::kBadFrame;
+  }
+}
+
+// A walk that gives up `depth - keep` of its last frames (keep >= inner or not): on a
+// deep stack the dropped frames may have overwritten ring slots of frames before them:
+// those are gone, and the path is partial.
+void DropFramesAfter(WalkState* state, uint32_t keep) {
+  if (state->depth > keep && keep > state->inner) {
+    const uint32_t oldest = keep - state->inner > state->ring ? keep - state->ring : state->inner;
+    if (oldest + state->ring < state->depth) state->partial = true;
+  }
+  state->depth = keep;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+void MarkOutermost(WalkState* state, Edge edge) {
+  if (state->depth == 0) return;
+  state->frames[Slot(state, state->depth - 1)].edge = edge;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+// The end of a bounded walk (logical.h, recorded paths): the running task's frames are
+// recorded; its entry frame gets kTask and the recorded chain follows.
+void AppendRecorded(WalkState* state, SegmentEnd end) {
+  const LogicalRequest& request = *state->request;
+  if (request.recorded == nullptr) return;
+  if (end == SegmentEnd::kEnd && state->boundary_seen) DropFramesAfter(state, state->boundary_depth);
+  MarkOutermost(state, Edge::kTask);
+  uint32_t steps = 0;
+  for (const RecordedPath* path = request.recorded; path != nullptr; path = path->parent) {
+    if (++steps > kMaxSegmentChain) {
+      state->partial = true;
+      return;
+    }
+    state->recorded = steps;
+    const uintptr_t* pcs = path->pcs;
+    const uint32_t depth = path->depth;
+    for (uint32_t i = 0; i < depth; ++i) {
+      if (state->depth == state->walk_limit) {
+        state->truncated = true;
+        return;
+      }
+      Record(state, pcs[i]);
+    }
+    if (path->partial) {
+      state->partial = true;
+      return;
+    }
+    if (path->parent != nullptr) MarkOutermost(state, Edge::kTask);
   }
 }
 
@@ -181,8 +246,13 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
     const SegmentEnd end = WalkSegment(cursor, segment, state);
     if (end == SegmentEnd::kTruncated) return;
     if (!segment.child()) {
-      // The root segment, or no runtime: a physical walk to the outermost frame.
-      if (end != SegmentEnd::kEnd) state->partial = true;
+      // The root segment, or no runtime: a physical walk to the outermost frame (or,
+      // bounded, to the running task's boundary).
+      if (end != SegmentEnd::kEnd && end != SegmentEnd::kBoundary) {
+        state->partial = true;
+        return;
+      }
+      AppendRecorded(state, end);
       return;
     }
     if (end == SegmentEnd::kEntry) {
@@ -196,14 +266,7 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
       // runtime inlines into the user's module (fiber_main). Those frames are the
       // runtime's and the child has no frame of its own yet (or any more): the sample
       // belongs to the spawn. Overhead samples get the same treatment after any stop.
-      // On a deep stack the dropped frames may have overwritten ring slots of frames
-      // before them: those are gone, and the path is partial.
-      if (state->depth > segment_start && segment_start > state->inner) {
-        const uint32_t oldest = segment_start - state->inner > state->ring ? segment_start - state->ring : state->inner;
-        if (oldest + state->ring < state->depth) state->partial = true;
-      }
-      state->depth = segment_start;
-      std::atomic_signal_fence(std::memory_order_seq_cst);
+      DropFramesAfter(state, segment_start);
     } else {
       state->partial = true;
       return;
@@ -338,6 +401,7 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
     result.unattributed = true;
   }
   result.segments = state.segments;
+  result.recorded = state.recorded;
   return result;
 }
 

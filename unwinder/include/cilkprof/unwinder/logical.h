@@ -35,6 +35,20 @@
 // segment's spawn point (or is unattributed at a root). A complete overhead walk that
 // recorded no frame (all elided: a scheduler fiber between strands) is unattributed.
 //
+// Recorded creation contexts (OpenMP tasks, issue 17; docs/UNWINDER.md "Recorded
+// paths"). A runtime without fibers (libomp) runs a task on whatever thread's stack,
+// above the runtime's own frames: the task's creation context is not on the stack, so
+// the runtime adapter records it at creation (a RecordedPath chain). With `boundary`
+// ranges (the runtime's code) the walk is bounded by the running task: it stops at the
+// first boundary frame that comes after a kept frame (the runtime frame that invoked
+// the task). With `recorded` set as well, the outermost kept frame (the task's entry)
+// gets Edge::kTask and the recorded chain is appended: each element's frames, and the
+// outermost frame of an element that has a parent gets Edge::kTask too (the child-side
+// frame carries the edge, as for spawned segments). A bounded walk with `recorded` that
+// reaches the stack's end drops the frames below the last boundary frame it crossed
+// (the runtime thread's start-up: start_thread, clone): a sample taken in the
+// runtime's scheduling loop lands on the running task's creation context.
+//
 // Signal safety: async-signal-safe, under the fault guard (a corrupt stack or segment
 // yields a partial path). Same frame conventions as Unwind() (unwinder.h).
 #pragma once
@@ -51,6 +65,20 @@ struct CodeRange {
   uintptr_t lo = 0;
   uintptr_t hi = 0;  // exclusive
   bool Contains(uintptr_t pc) const { return pc >= lo && pc < hi; }
+};
+
+// One element of a recorded creation context: the frames of the code that created a
+// task (the creation site, then its callers out to the creating task's own boundary),
+// innermost first, with the Frame::pc convention (return addresses minus one); then
+// the creating task's own context. Immutable while any walk may read it (the adapter
+// keeps it alive while the task that runs on the sampled thread holds it).
+struct RecordedPath {
+  const RecordedPath* parent = nullptr;
+  const uintptr_t* pcs = nullptr;
+  uint32_t depth = 0;
+  // The capture stopped early (a bad frame, or its frame bound): what lies beyond this
+  // element is unknown, and a walk that appends it is partial and appends no further.
+  bool partial = false;
 };
 
 struct LogicalRequest {
@@ -80,6 +108,11 @@ struct LogicalRequest {
   // max_walk below max_frames counts as max_frames.
   uint32_t keep_outermost = 0;
   uint32_t max_walk = 0;
+  // Recorded creation contexts (above). Used without segments only: `segment` must be
+  // null when boundary_count > 0.
+  const RecordedPath* recorded = nullptr;
+  const CodeRange* boundary = nullptr;
+  uint32_t boundary_count = 0;
 };
 
 struct LogicalResult {
@@ -95,6 +128,7 @@ struct LogicalResult {
   uint32_t walked = 0;        // frames the walk recorded in all (kept + elided)
   bool unattributed = false;  // overhead with no logical context (scheduler code only)
   uint32_t segments = 0;      // segments spliced (0: no segment involved)
+  uint32_t recorded = 0;      // recorded path elements appended
 };
 
 // Bound on the parent chain followed (a corrupt chain cannot loop forever).
