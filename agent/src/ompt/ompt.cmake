@@ -6,3 +6,16 @@ set(CILKPROF_OMPT_DIR ${CMAKE_CURRENT_LIST_DIR})
 find_path(CILKPROF_OMP_TOOLS_INCLUDE omp-tools.h
   PATHS /usr/lib/llvm-14/lib/clang/14.0.6/include /usr/lib/llvm-14/include
   PATH_SUFFIXES openmp)
+
+# Work and span of task graphs (ompt_workspan.*; docs/OPENMP.md "Work and span of task
+# graphs"). The engine is a static library of its own, so unit tests drive it with
+# synthetic events without the agent; the agent glue (environment, sending) joins the
+# agent.
+add_library(cilkprof_ompt_workspan STATIC ${CILKPROF_OMPT_DIR}/ompt_workspan.cc)
+# omp-tools.h after the system headers: its folder is clang's own include folder.
+target_compile_options(cilkprof_ompt_workspan PUBLIC "SHELL:-idirafter ${CILKPROF_OMP_TOOLS_INCLUDE}")
+target_link_libraries(cilkprof_ompt_workspan PUBLIC cilkprof_agent_core)
+set_target_properties(cilkprof_ompt_workspan PROPERTIES
+  POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+target_sources(cilkprof_agent PRIVATE ${CILKPROF_OMPT_DIR}/ompt_workspan_attach.cc)
+target_link_libraries(cilkprof_agent PRIVATE cilkprof_ompt_workspan)

@@ -101,6 +101,7 @@ struct ProgramTotals {
   std::vector<std::string> regions;  // names, by region index
   uint64_t regions_dropped = 0;      // begins of names beyond kMaxRegions
   uint64_t sites_dropped = 0;        // invocations of sites beyond the table's capacity
+  uint64_t tasks_with_dependences = 0;  // OpenMP tasks with depend clauses (ompt_workspan.h)
 };
 
 struct Snapshot {

@@ -15,7 +15,7 @@ constexpr uint32_t kDeltaWorkSpan = 16;
 enum WorkSpanDeltaField : uint32_t {
   kClock = 1, kUnit = 2, kBurden = 3, kModules = 4, kSites = 5, kWork = 6, kSpan = 7, kBurdenedSpan = 8,
   kSpawns = 9, kSyncs = 10, kComputations = 11, kRegions = 12, kWhatIfSpan = 13, kWhatIfFactorList = 14,
-  kRegionsDropped = 15, kSitesDropped = 16, kIncomplete = 17,
+  kRegionsDropped = 15, kSitesDropped = 16, kIncomplete = 17, kModel = 18, kTasksWithDependences = 19,
 };
 enum ModuleField : uint32_t { kModuleIndex = 1, kModulePath = 2, kModuleBuildId = 3 };
 enum LocationField : uint32_t { kLocModule = 1, kLocOffset = 2 };
@@ -141,7 +141,8 @@ std::string Reporter::NextFrame(const Snapshot& s, bool incomplete) {
   const bool program_changed = p.work != q.work || p.span != q.span || p.burdened_span != q.burdened_span ||
                                p.spawns != q.spawns || p.syncs != q.syncs || p.computations != q.computations ||
                                p.regions.size() != q.regions.size() || p.regions_dropped != q.regions_dropped ||
-                               p.sites_dropped != q.sites_dropped || whatif_changed;
+                               p.sites_dropped != q.sites_dropped ||
+                               p.tasks_with_dependences != q.tasks_with_dependences || whatif_changed;
   const bool incomplete_news = incomplete && !incomplete_sent_;
   if (!any && !program_changed && header_sent_ && !incomplete_news) return std::string();
 
@@ -173,6 +174,8 @@ std::string Reporter::NextFrame(const Snapshot& s, bool incomplete) {
   ws.Varint(kRegionsDropped, p.regions_dropped - q.regions_dropped);
   ws.Varint(kSitesDropped, p.sites_dropped - q.sites_dropped);
   ws.Bool(kIncomplete, incomplete);
+  if (!units_.model.empty()) ws.String(kModel, units_.model);
+  ws.Varint(kTasksWithDependences, p.tasks_with_dependences - q.tasks_with_dependences);
 
   ProtoWriter delta;
   delta.Message(kDeltaWorkSpan, ws);

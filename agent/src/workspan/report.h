@@ -20,6 +20,9 @@ struct ReportUnits {
   std::string unit;         // "ns" or "units"
   double unit_per_tick = 1;  // ns per TSC tick, or 1
   uint64_t burden_ticks = 0;
+  // What produced the figures, when not the Cilk runtime's hooks: "openmp tasks (...)"
+  // for the OMPT tool (agent/src/ompt/ompt_workspan.h). Empty: the Cilk model.
+  std::string model;
 };
 
 class Reporter {

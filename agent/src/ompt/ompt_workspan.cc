@@ -1,0 +1,592 @@
+// The work/span engine of OpenMP task graphs (ompt_workspan.h has the model).
+//
+// State:
+//  - per task (TaskRecord::workspan, TaskState): its span and burdened span so far
+//    (up to the start of its running strand), and references to the join cells its
+//    end is delivered to: its creator's node (taskwait), its innermost taskgroup, its
+//    region's barrier cell (and the barrier generation it belongs to);
+//  - per task, a node (a Cell from the pools): the cell its own children deliver to,
+//    plus what its completion needs (creation site, distinct sites on its creation
+//    chain, spans at creation);
+//  - per region (RegionRecord::workspan, RegionState): the span its implicit tasks
+//    start at, its barrier cell, the encountering task's site chain;
+//  - per thread (ThreadState, mmap'd, initial-exec TLS): the counter clock, the start
+//    of the running strand, the work, and per-site sums, read by snapshots.
+// Cells are refcounted, so a task that outlives its creator (or a late event) still
+// delivers into valid memory; a cell is freed by whoever drops the last reference,
+// into that thread's pool.
+#include "ompt/ompt_workspan.h"
+
+#include <sys/mman.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <new>
+
+#include "workspan/pool.h"
+
+namespace cilkprof::agent::ompt::workspan {
+namespace {
+
+using cilkprof::agent::workspan::Pool;
+namespace ws = cilkprof::agent::workspan;
+
+constexpr int kChain = 6;            // distinct creation sites remembered per task
+constexpr uint32_t kMaxSites = 4096;  // site ids 1 .. kMaxSites - 1
+constexpr uint32_t kTableSlots = 2 * kMaxSites;
+
+// A join cell: the longest span delivered to it (slot 0, or the barrier generation's
+// slot), and, for a task's node, the task's identity.
+struct Cell {
+  std::atomic<uint64_t> span[2];
+  std::atomic<uint64_t> bspan[2];
+  std::atomic<uint32_t> refs;
+  uint16_t site;            // task nodes: the creation site (0: implicit task)
+  uint16_t topmost;         // task nodes: no ancestor created at the same site
+  uint16_t chain[kChain];   // task nodes: distinct sites on the creation chain (0: none)
+  uint64_t created_span, created_bspan;
+  Cell* outer;              // taskgroups: the task's enclosing group (a reference)
+};
+
+enum TaskFlags : uint32_t {
+  kMeasured = 1u << 0,
+  kRunning = 1u << 1,   // a strand of the task runs (on the thread of its last event)
+  kWaiting = 1u << 2,   // in a taskwait, taskgroup wait or barrier
+  kGen = 1u << 3,       // barrier generation parity (slot of the barrier cell)
+  kImplicit = 1u << 4,
+  kCompleted = 1u << 5,
+};
+
+struct TaskState {
+  uint64_t span, bspan;
+  Cell* node;
+  Cell* parent;   // the creator's node
+  Cell* group;    // innermost taskgroup
+  Cell* barrier;  // the region's barrier cell
+  uint32_t flags;
+  uint32_t unused;
+  uint64_t unused2;
+};
+static_assert(sizeof(TaskState) <= kModuleStateBytes, "TaskRecord::workspan is too small");
+
+enum RegionFlags : uint32_t { kRegionMeasured = 1u << 0, kTopLevel = 1u << 1 };
+
+struct RegionState {
+  uint64_t start_span, start_bspan;
+  Cell* barrier;
+  uint16_t chain[kChain];
+  uint32_t flags;
+};
+static_assert(sizeof(RegionState) <= kModuleStateBytes, "RegionRecord::workspan is too small");
+
+struct ThreadState {
+  std::atomic<uint64_t> counter{0};  // the counter clock
+  uint64_t strand_start = 0;
+  Pool pool;
+  std::atomic<uint64_t> work{0}, tasks{0}, deps{0}, syncs{0};
+  std::atomic<uint64_t> count[kMaxSites], wow[kMaxSites], sow[kMaxSites], bsow[kMaxSites];
+  ThreadState* next_registered = nullptr;
+};
+
+Config g_config;
+std::atomic<bool> g_enabled{false};
+std::atomic<bool> g_failed{false};
+std::atomic<ThreadState*> g_threads{nullptr};
+__thread ThreadState* tls_state __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// Ended top-level regions.
+std::atomic<uint64_t> g_span{0}, g_bspan{0}, g_computations{0};
+void (*g_top_level_end)() = nullptr;
+
+// Sites: codeptr_ra -> id (1-based), a lock-free open-addressing table.
+std::atomic<uintptr_t> g_slot_pc[kTableSlots];
+std::atomic<uint32_t> g_slot_id[kTableSlots];
+std::atomic<uintptr_t> g_site_pc[kMaxSites];
+std::atomic<uint32_t> g_site_count{0};
+std::atomic<uint64_t> g_sites_dropped{0};
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+ThreadState* State() {
+  ThreadState* ts = tls_state;
+  if (ts != nullptr) return ts;
+  void* memory = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    g_failed.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
+  ts = new (memory) ThreadState();
+  ThreadState* head = g_threads.load(std::memory_order_relaxed);
+  do {
+    ts->next_registered = head;
+  } while (!g_threads.compare_exchange_weak(head, ts, std::memory_order_release, std::memory_order_relaxed));
+  tls_state = ts;
+  return ts;
+}
+
+inline uint64_t Now(const ThreadState& ts) {
+  switch (g_config.clock) {
+    case ClockKind::kTsc:
+      return __rdtsc();
+    case ClockKind::kCounter:
+      return ts.counter.load(std::memory_order_relaxed);
+    case ClockKind::kMonotonic:
+      break;
+  }
+  return MonotonicNs();
+}
+
+inline void Add(std::atomic<uint64_t>& a, uint64_t v) {  // single writer: the owner thread
+  a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+
+inline void Max(std::atomic<uint64_t>& a, uint64_t v) {
+  uint64_t cur = a.load(std::memory_order_relaxed);
+  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+}
+
+inline TaskState& Task(TaskRecord* record) { return *reinterpret_cast<TaskState*>(record->workspan); }
+inline RegionState& Region(RegionRecord* record) { return *reinterpret_cast<RegionState*>(record->workspan); }
+
+Cell* NewCell(ThreadState& ts) {
+  void* memory = ts.pool.Allocate(sizeof(Cell));
+  if (memory == nullptr) {
+    g_failed.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
+  std::memset(memory, 0, sizeof(Cell));
+  Cell* c = new (memory) Cell();
+  c->refs.store(1, std::memory_order_relaxed);
+  return c;
+}
+
+inline Cell* Ref(Cell* c) {
+  if (c != nullptr) c->refs.fetch_add(1, std::memory_order_relaxed);
+  return c;
+}
+
+void Release(ThreadState& ts, Cell* c) {
+  while (c != nullptr && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    Cell* outer = c->outer;
+    ts.pool.Free(c);
+    c = outer;
+  }
+}
+
+uint16_t InternSite(uintptr_t pc) {
+  if (pc == 0) return 0;
+  uint32_t slot = static_cast<uint32_t>((pc * 0x9E3779B97F4A7C15ull) >> 40) % kTableSlots;
+  for (uint32_t probe = 0; probe < kTableSlots; ++probe, slot = (slot + 1) % kTableSlots) {
+    uintptr_t seen = g_slot_pc[slot].load(std::memory_order_acquire);
+    if (seen == 0) {
+      if (g_slot_pc[slot].compare_exchange_strong(seen, pc, std::memory_order_acq_rel)) {
+        const uint32_t id = g_site_count.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (id >= kMaxSites) {
+          g_slot_id[slot].store(UINT32_MAX, std::memory_order_release);
+          return 0;
+        }
+        g_site_pc[id].store(pc, std::memory_order_release);
+        g_slot_id[slot].store(id, std::memory_order_release);
+        return static_cast<uint16_t>(id);
+      }
+    }
+    if (seen == pc) {
+      uint32_t id;
+      // Another thread interned it a moment ago and is publishing its id.
+      while ((id = g_slot_id[slot].load(std::memory_order_acquire)) == 0) __builtin_ia32_pause();
+      return id == UINT32_MAX ? 0 : static_cast<uint16_t>(id);
+    }
+  }
+  return 0;
+}
+
+inline void StartStrand(ThreadState& ts, TaskState& t) {
+  if ((t.flags & kMeasured) == 0) return;
+  ts.strand_start = Now(ts);
+  t.flags |= kRunning;
+}
+
+// Ends the task's running strand: its time is work (of the task and of every site on
+// its creation chain) and extends the task's span.
+inline void EndStrand(ThreadState& ts, TaskState& t) {
+  if ((t.flags & kRunning) == 0) return;
+  t.flags &= ~kRunning;
+  const uint64_t d = Now(ts) - ts.strand_start;
+  t.span += d;
+  t.bspan += d;
+  Add(ts.work, d);
+  if (t.node != nullptr) {
+    for (uint16_t site : t.node->chain) {
+      if (site == 0) break;
+      Add(ts.wow[site], d);
+    }
+  }
+}
+
+void Deliver(Cell* c, int slot, const TaskState& t) {
+  if (c == nullptr) return;
+  Max(c->span[slot], t.span);
+  Max(c->bspan[slot], t.bspan);
+}
+
+void Join(TaskState& t, Cell* c, int slot) {
+  if (c == nullptr) return;
+  const uint64_t span = c->span[slot].load(std::memory_order_acquire);
+  const uint64_t bspan = c->bspan[slot].load(std::memory_order_acquire);
+  if (span > t.span) t.span = span;
+  if (bspan > t.bspan) t.bspan = bspan;
+}
+
+inline int GenSlot(const TaskState& t) { return (t.flags & kGen) != 0 ? 1 : 0; }
+
+void ReleaseTask(ThreadState& ts, TaskState& t) {
+  Release(ts, t.node);
+  Release(ts, t.parent);
+  Release(ts, t.group);
+  Release(ts, t.barrier);
+  t = TaskState{};
+}
+
+void Complete(ThreadState& ts, TaskState& t) {
+  if ((t.flags & kMeasured) == 0 || (t.flags & kCompleted) != 0) return;
+  EndStrand(ts, t);
+  Deliver(t.parent, 0, t);
+  Deliver(t.group, 0, t);
+  Deliver(t.barrier, GenSlot(t), t);
+  if (Cell* n = t.node; n != nullptr && n->site != 0 && n->topmost != 0) {
+    Add(ts.sow[n->site], t.span - n->created_span);
+    Add(ts.bsow[n->site], t.bspan - n->created_bspan);
+  }
+  ReleaseTask(ts, t);
+  t.flags = kCompleted;
+}
+
+inline bool IsBarrier(ompt_sync_region_t kind) {
+  switch (kind) {
+    case ompt_sync_region_barrier:
+    case ompt_sync_region_barrier_implicit:
+    case ompt_sync_region_barrier_explicit:
+    case ompt_sync_region_barrier_implementation:
+    case ompt_sync_region_barrier_implicit_workshare:
+    case ompt_sync_region_barrier_implicit_parallel:
+    case ompt_sync_region_barrier_teams:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline ThreadState* Ready() {
+  if (!g_enabled.load(std::memory_order_relaxed)) return nullptr;
+  return State();
+}
+
+}  // namespace
+
+bool Configure(const Config& config) {
+  g_config = config;
+  g_enabled.store(true, std::memory_order_release);
+  return true;
+}
+
+bool Enabled() { return g_enabled.load(std::memory_order_relaxed); }
+
+void Charge(uint64_t units) {
+  if (!Enabled() || g_config.clock != ClockKind::kCounter) return;
+  if (ThreadState* ts = State(); ts != nullptr) Add(ts->counter, units);
+}
+
+void ParallelBegin(TaskRecord* encountering, RegionRecord* region) {
+  ThreadState* ts = Ready();
+  if (region == nullptr) return;
+  RegionState& r = Region(region);
+  r = RegionState{};
+  if (ts == nullptr) return;
+  r.barrier = NewCell(*ts);
+  if (r.barrier == nullptr) return;
+  TaskState* enc = encountering != nullptr ? &Task(encountering) : nullptr;
+  if (enc != nullptr && (enc->flags & kMeasured) != 0) {
+    EndStrand(*ts, *enc);
+    r.start_span = enc->span;
+    r.start_bspan = enc->bspan;
+    if (enc->node != nullptr) std::memcpy(r.chain, enc->node->chain, sizeof r.chain);
+    r.flags = kRegionMeasured;
+  } else {
+    r.flags = kRegionMeasured | kTopLevel;  // an outermost region: a computation of its own
+  }
+}
+
+void ParallelEnd(TaskRecord* encountering, RegionRecord* region) {
+  ThreadState* ts = Ready();
+  if (ts == nullptr || region == nullptr) return;
+  RegionState& r = Region(region);
+  if ((r.flags & kRegionMeasured) == 0) return;
+  // Everything of the region was delivered to one of the two generation slots of its
+  // barrier cell; the older slot holds nothing longer than the newer.
+  Cell* b = r.barrier;
+  const uint64_t span = std::max(b->span[0].load(std::memory_order_acquire), b->span[1].load(std::memory_order_acquire));
+  const uint64_t bspan =
+      std::max(b->bspan[0].load(std::memory_order_acquire), b->bspan[1].load(std::memory_order_acquire));
+  Release(*ts, b);
+  const bool top_level = (r.flags & kTopLevel) != 0;
+  r = RegionState{};
+  if (top_level) {
+    g_span.fetch_add(span, std::memory_order_relaxed);
+    g_bspan.fetch_add(bspan, std::memory_order_relaxed);
+    g_computations.fetch_add(1, std::memory_order_release);
+    if (g_top_level_end != nullptr) g_top_level_end();
+    return;
+  }
+  if (encountering == nullptr) return;
+  TaskState& enc = Task(encountering);
+  if ((enc.flags & kMeasured) == 0) return;
+  if (span > enc.span) enc.span = span;
+  if (bspan > enc.bspan) enc.bspan = bspan;
+  StartStrand(*ts, enc);
+}
+
+void ImplicitTaskBegin(RegionRecord* region, TaskRecord* task, uint32_t flags) {
+  ThreadState* ts = Ready();
+  if (task == nullptr) return;
+  TaskState& t = Task(task);
+  t = TaskState{};
+  if (ts == nullptr || region == nullptr || (flags & ompt_task_initial) != 0) return;
+  RegionState& r = Region(region);
+  if ((r.flags & kRegionMeasured) == 0) return;
+  t.node = NewCell(*ts);
+  if (t.node == nullptr) return;
+  std::memcpy(t.node->chain, r.chain, sizeof r.chain);
+  t.span = r.start_span;
+  t.bspan = r.start_bspan;
+  t.barrier = Ref(r.barrier);
+  t.flags = kMeasured | kImplicit;
+  StartStrand(*ts, t);
+}
+
+void ImplicitTaskEnd(TaskRecord* task) {
+  ThreadState* ts = Ready();
+  if (ts == nullptr || task == nullptr) return;
+  TaskState& t = Task(task);
+  if ((t.flags & kMeasured) == 0) return;
+  EndStrand(*ts, t);
+  ReleaseTask(*ts, t);
+}
+
+void TaskCreate(TaskRecord* parent, TaskRecord* child, const void* codeptr_ra, uint32_t flags,
+                bool has_dependences) {
+  (void)flags;
+  ThreadState* ts = Ready();
+  if (child == nullptr) return;
+  TaskState& c = Task(child);
+  c = TaskState{};
+  if (ts == nullptr || parent == nullptr) return;
+  TaskState& p = Task(parent);
+  if ((p.flags & kMeasured) == 0 || p.node == nullptr) return;  // outside any measured region
+  const bool was_running = (p.flags & kRunning) != 0;
+  EndStrand(*ts, p);
+  Cell* node = NewCell(*ts);
+  if (node == nullptr) return;
+  const uint16_t site = InternSite(reinterpret_cast<uintptr_t>(codeptr_ra));
+  if (site == 0 && codeptr_ra != nullptr) g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
+  node->site = site;
+  std::memcpy(node->chain, p.node->chain, sizeof node->chain);
+  bool on_chain = false;
+  int free_slot = -1;
+  for (int i = 0; i < kChain; ++i) {
+    if (node->chain[i] == site) on_chain = true;
+    if (node->chain[i] == 0) {
+      free_slot = i;
+      break;
+    }
+  }
+  node->topmost = site != 0 && !on_chain ? 1 : 0;
+  // A chain full of other sites: this site's work then goes uncounted for it rather
+  // than twice (its descendants could not know they are not top-most).
+  if (node->topmost != 0) {
+    if (free_slot >= 0) {
+      node->chain[free_slot] = site;
+    } else {
+      node->topmost = 0;
+      g_sites_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  c.node = node;
+  c.span = p.span;
+  c.bspan = p.bspan + g_config.burden_ticks;
+  p.bspan += g_config.burden_ticks;
+  node->created_span = c.span;
+  node->created_bspan = c.bspan;
+  c.parent = Ref(p.node);
+  c.group = Ref(p.group);
+  c.barrier = Ref(p.barrier);
+  c.flags = kMeasured | (p.flags & kGen);
+  if (site != 0) Add(ts->count[site], 1);
+  Add(ts->tasks, 1);
+  if (has_dependences) Add(ts->deps, 1);
+  if (was_running) StartStrand(*ts, p);
+}
+
+void TaskSchedule(TaskRecord* prior, ompt_task_status_t prior_status, TaskRecord* next) {
+  ThreadState* ts = Ready();
+  if (ts == nullptr) return;
+  if (prior != nullptr) {
+    TaskState& p = Task(prior);
+    switch (prior_status) {
+      case ompt_task_complete:
+      case ompt_task_cancel:
+      case ompt_task_early_fulfill:
+      case ompt_task_late_fulfill:
+        Complete(*ts, p);
+        break;
+      default:  // switch, yield, detach (its completion comes with the fulfill)
+        EndStrand(*ts, p);
+        break;
+    }
+  }
+  if (next != nullptr) {
+    TaskState& n = Task(next);
+    if ((n.flags & kWaiting) == 0) StartStrand(*ts, n);
+  }
+}
+
+void SyncRegionBegin(ompt_sync_region_t kind, TaskRecord* task, const void* codeptr_ra) {
+  (void)codeptr_ra;
+  ThreadState* ts = Ready();
+  if (ts == nullptr || task == nullptr) return;
+  TaskState& t = Task(task);
+  if ((t.flags & kMeasured) == 0) return;
+  if (kind == ompt_sync_region_taskgroup) {
+    Cell* g = NewCell(*ts);
+    if (g == nullptr) return;
+    g->outer = t.group;  // the task's reference moves into the new group
+    t.group = g;
+    return;
+  }
+  if (kind == ompt_sync_region_taskwait) {
+    EndStrand(*ts, t);
+    t.flags |= kWaiting;
+  } else if (IsBarrier(kind)) {
+    EndStrand(*ts, t);
+    Deliver(t.barrier, GenSlot(t), t);  // this task's arrival
+    t.flags |= kWaiting;
+  }
+}
+
+void SyncRegionWaitBegin(ompt_sync_region_t kind, TaskRecord* task) {
+  ThreadState* ts = Ready();
+  if (ts == nullptr || task == nullptr) return;
+  TaskState& t = Task(task);
+  if ((t.flags & kMeasured) == 0) return;
+  if (kind == ompt_sync_region_taskwait || kind == ompt_sync_region_taskgroup || IsBarrier(kind)) {
+    EndStrand(*ts, t);
+    t.flags |= kWaiting;
+  }
+}
+
+void SyncRegionEnd(ompt_sync_region_t kind, TaskRecord* task, const void* codeptr_ra) {
+  (void)codeptr_ra;
+  ThreadState* ts = Ready();
+  if (ts == nullptr || task == nullptr) return;
+  TaskState& t = Task(task);
+  if ((t.flags & kMeasured) == 0) return;
+  if (kind == ompt_sync_region_taskwait) {
+    EndStrand(*ts, t);
+    Join(t, t.node, 0);
+  } else if (kind == ompt_sync_region_taskgroup) {
+    EndStrand(*ts, t);
+    Cell* g = t.group;
+    if (g == nullptr) return;
+    Join(t, g, 0);
+    t.group = g->outer;  // the reference moves back to the task
+    g->outer = nullptr;
+    Release(*ts, g);
+  } else if (kind == ompt_sync_region_barrier_implicit_parallel) {
+    // The region's end: its encountering task joins everything (ParallelEnd); the
+    // implicit task only ends (libomp may report that end at the next fork).
+    t.flags &= ~kWaiting;
+    Add(ts->syncs, 1);
+    return;
+  } else if (IsBarrier(kind)) {
+    EndStrand(*ts, t);
+    Join(t, t.barrier, GenSlot(t));
+    t.flags ^= kGen;
+  } else {
+    return;
+  }
+  t.flags &= ~kWaiting;
+  Add(ts->syncs, 1);
+  StartStrand(*ts, t);
+}
+
+ws::Snapshot TakeSnapshot(Extra* extra) {
+  ws::Snapshot s;
+  const uint32_t sites = std::min(g_site_count.load(std::memory_order_acquire), kMaxSites - 1);
+  s.sites.resize(sites);
+  for (uint32_t id = 1; id <= sites; ++id) {
+    ws::SiteTotals& t = s.sites[id - 1];
+    t.kind = ws::SiteKind::kSpawn;
+    t.pc = g_site_pc[id].load(std::memory_order_acquire);  // 0 while being published
+  }
+  Extra e;
+  for (ThreadState* ts = g_threads.load(std::memory_order_acquire); ts != nullptr; ts = ts->next_registered) {
+    s.program.work += ts->work.load(std::memory_order_relaxed);
+    s.program.syncs += ts->syncs.load(std::memory_order_relaxed);
+    e.tasks += ts->tasks.load(std::memory_order_relaxed);
+    e.tasks_with_dependences += ts->deps.load(std::memory_order_relaxed);
+    for (uint32_t id = 1; id <= sites; ++id) {
+      ws::SiteTotals& t = s.sites[id - 1];
+      t.count += ts->count[id].load(std::memory_order_relaxed);
+      t.work_on_work += ts->wow[id].load(std::memory_order_relaxed);
+      t.span_on_work += ts->sow[id].load(std::memory_order_relaxed);
+      t.burdened_span_on_work += ts->bsow[id].load(std::memory_order_relaxed);
+    }
+  }
+  s.program.spawns = e.tasks;
+  s.program.span = g_span.load(std::memory_order_relaxed);
+  s.program.burdened_span = g_bspan.load(std::memory_order_relaxed);
+  s.program.computations = g_computations.load(std::memory_order_acquire);
+  s.program.sites_dropped = g_sites_dropped.load(std::memory_order_relaxed);
+  if (extra != nullptr) *extra = e;
+  return s;
+}
+
+bool EngineFailed() { return g_failed.load(std::memory_order_relaxed); }
+
+void SetTopLevelEndCallback(void (*callback)()) { g_top_level_end = callback; }
+
+void ResetForTesting() {
+  for (ThreadState* ts = g_threads.load(std::memory_order_acquire); ts != nullptr; ts = ts->next_registered) {
+    ts->counter.store(0);
+    ts->work.store(0);
+    ts->tasks.store(0);
+    ts->deps.store(0);
+    ts->syncs.store(0);
+    for (uint32_t id = 0; id < kMaxSites; ++id) {
+      ts->count[id].store(0);
+      ts->wow[id].store(0);
+      ts->sow[id].store(0);
+      ts->bsow[id].store(0);
+    }
+  }
+  for (uint32_t i = 0; i < kTableSlots; ++i) {
+    g_slot_pc[i].store(0);
+    g_slot_id[i].store(0);
+  }
+  for (uint32_t i = 0; i < kMaxSites; ++i) g_site_pc[i].store(0);
+  g_site_count.store(0);
+  g_sites_dropped.store(0);
+  g_span.store(0);
+  g_bspan.store(0);
+  g_computations.store(0);
+  g_failed.store(false);
+}
+
+}  // namespace cilkprof::agent::ompt::workspan
