@@ -10,7 +10,7 @@
 # Options of `run` (and of cilkprof-run) that take a value: the program's name is the
 # first word that is neither an option nor one of these options' values, as
 # SeparateProgram in app.cc decides.
-_cilkprof_run_valued='-o --output --clock --period -F --freq --unwind --workspan'
+_cilkprof_run_valued='-o --output --clock --period -F --freq --unwind --workspan --openmp'
 _cilkprof_run_flags='-f --force --no-follow-fork --no-workspan --strands --timeline --standby -q --quiet -h --help'
 
 # Completes the words of `cilkprof run` / `cilkprof-run` from COMP_WORDS index $1 on:
@@ -57,6 +57,10 @@ _cilkprof_complete_run()
             ;;
         --workspan)
             COMPREPLY=($(compgen -W 'separate same off' -- "$cur"))
+            return
+            ;;
+        --openmp)
+            COMPREPLY=($(compgen -W 'auto libomp off' -- "$cur"))
             return
             ;;
         --period | -F | --freq)

@@ -82,6 +82,12 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
   app.add_flag("--standby", args.standby,
                "Start the program with the agent in standby: nothing is sampled until `cilkprof attach PID` "
                "(no profile is written by the run itself)");
+  app.add_option("--openmp", args.openmp,
+                 "OpenMP runtime of the program: auto (its own; warns when that is GCC's libgomp, which has no "
+                 "task-level view), libomp (run a g++ -fopenmp program on LLVM's libomp, with OMPT) or off (its own, "
+                 "no warning)")
+      ->check(CLI::IsMember({"auto", "libomp", "off"}))
+      ->default_str("auto");
   app.add_flag("-q,--quiet", args.quiet, "Print no summary (errors are still printed)");
   app.add_option("command", args.command, "PROGRAM [ARGS...] (put them after --)")->required();
   app.footer(kRunFooter);
@@ -92,7 +98,8 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
 // argument of `args` (from `first`) that is neither a run option nor its value.
 std::vector<std::string> SeparateProgram(std::vector<std::string> args, size_t first) {
   static const std::vector<std::string> kWithValue = {"-o",       "--output", "--clock",   "--period",
-                                                      "-F",       "--freq",   "--unwind", "--workspan"};
+                                                      "-F",       "--freq",   "--unwind", "--workspan",
+                                                      "--openmp"};
   for (size_t i = first; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") break;

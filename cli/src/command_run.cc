@@ -24,6 +24,7 @@
 #include "private_dir.h"
 #include "progress.h"
 #include "run_summary.h"
+#include "openmp_runtime.h"
 #include "program_check.h"
 #include "separate_workspan_run.h"
 #include "stderr_logging.h"
@@ -61,9 +62,23 @@ std::vector<std::string> PreloadEnvironment(const std::string& agent, const std:
   return env;
 }
 
+// `env` with `dir` first in LD_LIBRARY_PATH (--openmp=libomp); unchanged for "".
+void PrependLibraryDir(std::vector<std::string>& env, const std::string& dir) {
+  if (dir.empty()) return;
+  const std::string name = "LD_LIBRARY_PATH=";
+  for (std::string& entry : env) {
+    if (entry.rfind(name, 0) == 0) {
+      const std::string existing = entry.substr(name.size());
+      entry = name + dir + (existing.empty() ? "" : ":" + existing);
+      return;
+    }
+  }
+  env.push_back(name + dir);
+}
+
 // The program's environment: ours, with the agent preloaded and configured for `pass`.
 std::vector<std::string> AgentEnvironment(const std::string& agent, const std::string& socket, const RunArgs& args,
-                                          uint64_t period_ns, Pass pass) {
+                                          uint64_t period_ns, Pass pass, const OpenMpPlan& openmp) {
   std::vector<std::string> env = PreloadEnvironment(agent, [&](const std::string& name) {
     return name == "CILKPROF_SOCKET" || name == "CILKPROF_CLOCK" || name == "CILKPROF_PERIOD_NS" ||
         name == "CILKPROF_UNWIND" || name == "CILKPROF_FOLLOW_FORK" || (args.quiet && name == "CILKPROF_QUIET") ||
@@ -85,15 +100,18 @@ std::vector<std::string> AgentEnvironment(const std::string& agent, const std::s
   if (args.strands) env.push_back("CILKPROF_WS_STRANDS=1");
   // The timeline describes the sampled run: the instrumented one has no samples.
   if (args.timeline && pass != Pass::kInstrumented) env.push_back("CILKPROF_TIMELINE=1");
+  PrependLibraryDir(env, openmp.library_dir);
   return env;
 }
 
 // --standby: the program runs with the agent in standby (no collector, no profile of
 // its own); `cilkprof attach PID` profiles it whenever asked.
-int RunStandby(const std::string& path, const RunArgs& args, const std::string& agent, const InheritedFds& inherited) {
+int RunStandby(const std::string& path, const RunArgs& args, const std::string& agent, const InheritedFds& inherited,
+               const OpenMpPlan& openmp) {
   std::vector<std::string> env = PreloadEnvironment(
       agent, [](const std::string& name) { return name == "CILKPROF_SOCKET" || name == "CILKPROF_STANDBY"; });
   env.push_back("CILKPROF_STANDBY=1");
+  PrependLibraryDir(env, openmp.library_dir);
   ForwardedSignals signals;
   auto child = RunChild(path, args.command, env, signals, inherited, [&args](pid_t pid) {
     if (!args.quiet) {
@@ -174,7 +192,21 @@ int RunProgram(const RunArgs& args) {
     return kExitRunFailed;
   }
 
-  if (args.standby) return RunStandby(program.path, args, *agent, inherited_fds);
+  // Made before the program runs and removed after it (and a second, instrumented run)
+  // ended: the agents' socket and --openmp=libomp's libgomp.so.1 live there.
+  auto dir = PrivateDir::Create();
+  if (!dir.ok()) {
+    PrintError(dir.status().message());
+    return kExitRunFailed;
+  }
+  const OpenMpPlan openmp = PlanOpenMp(args.openmp, program.path, args.command[0], dir->path(), DefaultLibompCandidates());
+  if (!openmp.error.empty()) {
+    PrintError(openmp.error);
+    return kExitRunFailed;
+  }
+  if (!openmp.warning.empty()) PrintError("warning: " + openmp.warning);
+
+  if (args.standby) return RunStandby(program.path, args, *agent, inherited_fds, openmp);
 
   // The collector's progress messages are for the daemon's log; here the summary
   // says it all. Its warnings still show: dropped connections, and a profile written
@@ -185,11 +217,6 @@ int RunProgram(const RunArgs& args) {
 
   // Before the aggregator starts its threads, so they inherit the blocked mask.
   ForwardedSignals signals;
-  auto dir = PrivateDir::Create();
-  if (!dir.ok()) {
-    PrintError(dir.status().message());
-    return kExitRunFailed;
-  }
   const std::string socket = dir->path() + "/agents.sock";
 
   auto naming = std::make_shared<ProfileNaming>(args.output, args.force, ProfileStem(program.path));
@@ -204,7 +231,7 @@ int RunProgram(const RunArgs& args) {
   }
   std::unique_ptr<aggregator::Aggregator> collector = std::move(*started);
 
-  auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns, first_pass), signals,
+  auto child = RunChild(program.path, args.command, AgentEnvironment(*agent, socket, args, period_ns, first_pass, openmp), signals,
                         inherited_fds, [&naming, &collector](pid_t pid) {
                           naming->ProgramStarted(static_cast<uint32_t>(pid));
                           collector->SetProgramPid(static_cast<uint32_t>(pid));
@@ -228,7 +255,7 @@ int RunProgram(const RunArgs& args) {
     context.program_path = program.path;
     context.command = args.command;
     context.environment = [&](const std::string& second_socket) {
-      return AgentEnvironment(*agent, second_socket, args, period_ns, Pass::kInstrumented);
+      return AgentEnvironment(*agent, second_socket, args, period_ns, Pass::kInstrumented, openmp);
     };
     context.signals = &signals;
     context.inherited = &inherited_fds;

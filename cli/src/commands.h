@@ -122,6 +122,10 @@ struct RunArgs {
   // CILKPROF_TIMELINE=1: a per-thread timeline of samples, steals and sync waits
   // (issue 16); with --workspan=separate, in the sampled run only.
   bool timeline = false;
+  // Which OpenMP runtime the program runs on (openmp_runtime.h): auto (its own; a
+  // warning when that is libgomp, which has no OMPT), libomp (LLVM's, with OMPT, in
+  // place of libgomp) or off (its own, no warning).
+  std::string openmp = "auto";
 };
 int RunProgram(const RunArgs& args);
 

@@ -60,6 +60,7 @@ expect "cilkprof import -o " fib.cilkprof '!cilkprof-4242.spill'
 # Values, also after "=".
 expect "cilkprof run --clock=" cpu wall
 expect "cilkprof run --workspan " separate same off
+expect "cilkprof run --openmp=" auto libomp off
 expect "cilkprof run --unwind=f" fp '!dwarf'
 expect "cilkprof view --inline=f" fold '!keep'
 expect "cilkprof summary --inline " keep fold
