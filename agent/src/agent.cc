@@ -18,6 +18,7 @@
 #include "late_attach.h"
 #include "locks/lock_report.h"
 #include "log.h"
+#include "ompt/ompt_tool.h"
 #include "real_functions.h"
 #include "runtime_view.h"
 #include "signal_mask.h"
@@ -326,6 +327,14 @@ void Start() {
                                                          : unwinder::Mode::kFramePointer;
 
   if (s->sampler.sampled && !SetUpSampling(s)) return;
+  // OpenMP without the agent's OMPT tool (OMP_TOOL=disabled, another tool first): said
+  // in the Hello, which the flusher sends before libomp starts the tool.
+  std::vector<std::string> openmp_warnings;
+  ompt::NoteOpenMpWithoutTool(/*attach=*/false, /*injected=*/false, &openmp_warnings);
+  for (const std::string& warning : openmp_warnings) {
+    s->warnings.push_back(warning);
+    LogLine(warning);
+  }
 
   std::string why;
   if (!RegisterLifecycleHooks(&why)) {

@@ -3,6 +3,7 @@
 #include "agent_state.h"
 #include "instrumentation.h"
 #include "locks/tail_call.h"
+#include "ompt/ompt_runtime_view.h"
 
 #include "cilkprof/unwinder/logical.h"
 #include "runtime_view.h"
@@ -148,7 +149,14 @@ SampleOutcome Charge(ThreadRecord* t, const ucontext_t* context, unwinder::Mode 
     CounterAdd(&counters->cpu_ns, weight);
     return outcome;
   }
-  const WorkerView view = ReadWorker();
+  WorkerView view = ReadWorker();
+  // OpenMP (issue 17): a working thread interrupted in libomp's own code does the
+  // runtime's bookkeeping for its task (allocation, queueing, dispatch): overhead
+  // (docs/OPENMP.md, "States, idleness and overhead").
+  if (view.state == CILKPROF_STATE_WORKING &&
+      ompt::IsOmptOverheadPc(AttachedRuntime(), static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RIP]))) {
+    view.state = CILKPROF_STATE_OVERHEAD;
+  }
   outcome.state = TimelineState(view.state);
   if (view.worker != nullptr) outcome.worker_id_plus_1 = view.worker->worker_id + 1;
   // In the tool: its hooks and API (the depth), the runtime's tool-only paths (the

@@ -62,4 +62,35 @@ struct OmpThread {
 // Async-signal-safe.
 OmpThread* CurrentOmpThread();
 
+// ---- Threads (ompt_records.cc). Called from the OMPT callbacks, never from a handler.
+
+// thread_begin: makes the calling thread's record (once; a second call returns the
+// same one) with the given first state, and counts it in the runtime view's workers.
+// Null only when memory ran out (the thread is then no OpenMP thread to the sampler).
+OmpThread* BeginOmpThread(uint32_t first_state);
+// thread_end: the thread leaves the workers; its pools go to the shared reserve (a
+// record it freed may be reused by any thread). The record itself is kept (static
+// storage per thread is TLS: nothing to free).
+void EndOmpThread();
+// The worker state (cilkprof_worker_state_t) of `t`, and the view's `working` counter
+// with it: changed only on a transition (WORKING/OVERHEAD <-> IDLE/NOT_A_WORKER).
+void SetWorkerState(OmpThread* t, uint32_t state);
+
+// ---- Pools. A record comes from the calling thread's free list (refilled by blocks
+// from the shared reserve or the heap: one lock or malloc per kPoolBatch records), and
+// goes back to the free list of the thread that releases it, which may be another one
+// (a task created on one thread completes on another): a list that grows past two
+// batches hands one batch to the shared reserve. Released records are reset to their
+// initial values when taken again. Null only when memory ran out.
+inline constexpr uint32_t kPoolBatch = 256;
+TaskRecord* NewTaskRecord();
+void FreeTaskRecord(TaskRecord* record);
+RegionRecord* NewRegionRecord();
+void FreeRegionRecord(RegionRecord* record);
+
+// Records taken and not yet released, all threads (for tests and finalize's check).
+// Not exact while threads run callbacks.
+int64_t LiveTaskRecords();
+int64_t LiveRegionRecords();
+
 }  // namespace cilkprof::agent::ompt
