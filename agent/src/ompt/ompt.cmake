@@ -6,6 +6,23 @@ set(CILKPROF_OMPT_DIR ${CMAKE_CURRENT_LIST_DIR})
 find_path(CILKPROF_OMP_TOOLS_INCLUDE omp-tools.h
   PATHS /usr/lib/llvm-14/lib/clang/14.0.6/include /usr/lib/llvm-14/include
   PATH_SUFFIXES openmp)
+if(NOT CILKPROF_OMP_TOOLS_INCLUDE)
+  message(FATAL_ERROR "omp-tools.h not found (the agent is libomp's OMPT tool): apt-get install libomp-14-dev")
+endif()
+# Only the header: clang's builtin include directory that holds it also has clang's own
+# stddef.h and friends, which g++ must not see.
+set(CILKPROF_OMP_TOOLS_COPY_DIR ${CMAKE_CURRENT_BINARY_DIR}/omp_tools_include)
+configure_file(${CILKPROF_OMP_TOOLS_INCLUDE}/omp-tools.h ${CILKPROF_OMP_TOOLS_COPY_DIR}/omp-tools.h COPYONLY)
+target_include_directories(cilkprof_agent PRIVATE ${CILKPROF_OMP_TOOLS_COPY_DIR})
+
+# The tool core (ompt_tool.cc: registration, callbacks; ompt_records.cc: threads and
+# the record pools; ompt_runtime_view.cc: the "libomp-ompt" runtime view).
+target_sources(cilkprof_agent PRIVATE
+  ${CILKPROF_OMPT_DIR}/ompt_records.cc
+  ${CILKPROF_OMPT_DIR}/ompt_runtime_view.cc
+  ${CILKPROF_OMPT_DIR}/ompt_tool.cc
+)
+
 
 # Work and span of task graphs (ompt_workspan.*; docs/OPENMP.md "Work and span of task
 # graphs"). The engine is a static library of its own, so unit tests drive it with
