@@ -30,6 +30,7 @@
 #include "real_functions.h"
 #include "retired_threads.h"
 #include "unsampled.h"
+#include "ompt/ompt_workspan.h"
 #include "workspan/workspan.h"
 
 namespace cilkprof::agent {
@@ -253,6 +254,7 @@ std::string SnapshotFrames() {
   frames.Emit();
   std::vector<std::string> workspan;
   workspan::AppendSnapshotFrames(&workspan);
+  ompt::workspan::AppendSnapshotFrames(&workspan);  // OpenMP programs' (at most one of the two measures)
   for (const std::string& frame : workspan) out += frame;
   return out;
 }

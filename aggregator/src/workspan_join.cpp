@@ -132,6 +132,8 @@ void WorkSpanJoin::Merge(const wire::WorkSpanDelta& delta) {
   regions_dropped_ += delta.regions_dropped();
   sites_dropped_ += delta.sites_dropped();
   incomplete_ = incomplete_ || delta.incomplete();
+  if (!delta.model().empty()) model_ = delta.model();
+  tasks_with_dependences_ += delta.tasks_with_dependences();
   if (static_cast<size_t>(delta.regions_size()) >= regions_.size()) {
     regions_.assign(delta.regions().begin(), delta.regions().end());
   }
@@ -156,7 +158,7 @@ WorkSpanJoin WorkSpanJoin::TakeWindow() {
     site.burdened_span_on_work = 0;
   }
   work_ = span_ = burdened_span_ = spawns_ = syncs_ = computations_ = 0;
-  regions_dropped_ = sites_dropped_ = 0;
+  regions_dropped_ = sites_dropped_ = tasks_with_dependences_ = 0;
   std::fill(whatif_span_.begin(), whatif_span_.end(), 0.0);
   return window;
 }
@@ -231,6 +233,8 @@ void WorkSpanJoin::Build(SymbolSource& symbols, profile::Profile* out) const {
   ws->set_regions_dropped(regions_dropped_);
   ws->set_sites_dropped(sites_dropped_);
   ws->set_incomplete(incomplete_);
+  ws->set_model(model_);
+  ws->set_tasks_with_dependences(tasks_with_dependences_);
   for (const auto& [id, site] : sites_) {
     profile::CallSite* c = ws->add_call_sites();
     c->set_kind(static_cast<wire::WorkSpanSiteKind>(site.kind));

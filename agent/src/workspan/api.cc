@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "instrumentation.h"
+#include "ompt/ompt_workspan.h"
 #include "workspan/engine.h"
 
 #define CILKPROF_WS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -16,6 +17,9 @@ using cilkprof::agent::InstrumentationScope;
 CILKPROF_WS_EXPORT void cilkprof_charge(uint64_t units) {
   InstrumentationScope in_tool;
   cilkprof::agent::workspan::Charge(units);
+  // An OpenMP program's units go to the OMPT tool's clock (ompt_workspan.h); each
+  // engine ignores the call unless it measures with the counter clock.
+  cilkprof::agent::ompt::workspan::Charge(units);
 }
 
 CILKPROF_WS_EXPORT void cilkprof_region_begin(const char* name) {

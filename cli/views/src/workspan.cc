@@ -163,6 +163,8 @@ Result<WorkSpanFigures> WholeProgram(const profile::Profile& p) {
   f.regions_dropped = ws.regions_dropped();
   f.separate_run_pid = ws.separate_run_pid();
   f.separate_run_s = static_cast<double>(ws.separate_run_ns()) / 1e9;
+  f.model = ws.model();
+  f.tasks_with_dependences = ws.tasks_with_dependences();
   return f;
 }
 
@@ -309,13 +311,15 @@ std::string RenderWorkSpanText(const WorkSpanFigures& f) {
   }
   std::string out = "\nWork and span (" + source + "; " + f.clock + " clock, " + std::to_string(f.computations) +
                     " top-level computation" + (f.computations == 1 ? "" : "s") + ")\n";
+  const bool openmp = !f.model.empty();
+  if (openmp) out += row("Model :", f.model);
   out += row("Work :", Grouped(f.work) + unit);
   out += row("Span :", Grouped(f.span) + unit);
   out += row("Burdened span :", Grouped(f.burdened_span) + unit + " (burden " + Grouped(f.burden) + unit +
-                                    " per spawn)");
+                                    (openmp ? " per task)" : " per spawn)"));
   out += row("Parallelism :", Fixed(f.parallelism, 2));
   out += row("Burdened parallelism :", Fixed(f.burdened_parallelism, 2));
-  out += row("Number of spawns/syncs :", Grouped(static_cast<double>(f.spawns)) + " / " +
+  out += row(openmp ? "Number of tasks/syncs :" : "Number of spawns/syncs :", Grouped(static_cast<double>(f.spawns)) + " / " +
                                              Grouped(static_cast<double>(f.syncs)));
   out += row("Average maximal strand :", Grouped(f.average_maximal_strand) + unit);
   out += "  Speedup estimate (lower - upper bound)\n";
@@ -326,6 +330,11 @@ std::string RenderWorkSpanText(const WorkSpanFigures& f) {
     out += buf;
   }
   if (f.incomplete) out += "  warning: the instrumentation ran out of memory; these figures are partial\n";
+  if (f.tasks_with_dependences != 0) {
+    out += "  note: " + std::to_string(f.tasks_with_dependences) + " of " + std::to_string(f.spawns) +
+           " tasks had depend clauses; dependences are not edges of the measured dag (each such task starts at "
+           "its creator's span when created), so the span is a lower bound and the parallelism an upper bound\n";
+  }
   if (f.sites_dropped != 0) {
     out += "  warning: " + std::to_string(f.sites_dropped) +
            " invocations of call sites beyond the table's capacity are in the totals but not in the call-site table\n";
@@ -352,6 +361,10 @@ std::string AddWorkSpanToSummaryJson(const std::string& summary_json, const Work
   // "separate": a second, instrumented run measured them; "same": the sampled run.
   out["workspan_run"] = f.separate_run_pid != 0 ? "separate" : "same";
   if (f.separate_run_pid != 0) out["workspan_run_seconds"] = f.separate_run_s;
+  if (!f.model.empty()) {
+    out["workspan_model"] = f.model;
+    out["tasks_with_dependences"] = f.tasks_with_dependences;
+  }
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

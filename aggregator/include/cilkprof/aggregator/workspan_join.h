@@ -66,6 +66,8 @@ class WorkSpanJoin {
   uint64_t work_ = 0, span_ = 0, burdened_span_ = 0, spawns_ = 0, syncs_ = 0, computations_ = 0;
   uint64_t regions_dropped_ = 0, sites_dropped_ = 0;
   bool incomplete_ = false;
+  std::string model_;  // WorkSpanDelta.model: empty for the Cilk runtime, "openmp tasks (...)"
+  uint64_t tasks_with_dependences_ = 0;
   std::vector<std::string> regions_;
   std::vector<uint32_t> factors_;
   std::vector<double> whatif_span_;

@@ -53,6 +53,11 @@ struct WorkSpanFigures {
   // sampled run itself), and its wall-clock time in seconds.
   uint32_t separate_run_pid = 0;
   double separate_run_s = 0;
+  // What produced them (WorkSpan.model): empty for the Cilk runtime, "openmp tasks
+  // (<runtime>)" for OpenMP task graphs; and OpenMP tasks with depend clauses, whose
+  // dependences are not in the measured dag.
+  std::string model;
+  uint64_t tasks_with_dependences = 0;
 };
 
 // The user function's frame of a work/span location (the innermost frame not in the
