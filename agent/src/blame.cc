@@ -3,6 +3,7 @@
 #include "agent_state.h"
 #include "instrumentation.h"
 #include "locks/tail_call.h"
+#include "ompt/creation_path.h"
 #include "ompt/ompt_runtime_view.h"
 
 #include "cilkprof/unwinder/logical.h"
@@ -46,6 +47,13 @@ unwinder::LogicalResult Unwind(ThreadRecord* t, const ucontext_t* context, unwin
   request.allow_cfi = tls_in_loader == 0;
   request.keep_outermost = kKeepOutermost;
   request.max_walk = kMaxWalkFrames;
+  // OpenMP (issue 17): a task other than the initial one runs above libomp's frames;
+  // its creation context was recorded when it was created (unwinder/logical.h,
+  // recorded paths; docs/OPENMP.md "Logical paths of tasks").
+  if (request.segment == nullptr && AttachedRuntime() == ompt::OmptRuntimeView()) {
+    request.recorded = ompt::CurrentTaskPath();
+    if (request.recorded != nullptr) request.boundary = ompt::BoundaryRanges(&request.boundary_count);
+  }
   return unwinder::UnwindLogical(request, t->frames, kMaxFrames);
 }
 

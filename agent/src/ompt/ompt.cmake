@@ -36,3 +36,7 @@ set_target_properties(cilkprof_ompt_workspan PROPERTIES
   POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 target_sources(cilkprof_agent PRIVATE ${CILKPROF_OMPT_DIR}/ompt_workspan_attach.cc)
 target_link_libraries(cilkprof_agent PRIVATE cilkprof_ompt_workspan)
+
+# Creation contexts of tasks and regions (creation_path.cc; docs/OPENMP.md "Logical
+# paths of tasks"): captured in task_create and parallel_begin, walked by the sampler.
+target_sources(cilkprof_agent PRIVATE ${CILKPROF_OMPT_DIR}/creation_path.cc)

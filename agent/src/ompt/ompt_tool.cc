@@ -18,6 +18,7 @@
 
 #include "agent_state.h"
 #include "log.h"
+#include "ompt/creation_path.h"
 #include "ompt/ompt_records.h"
 #include "ompt/ompt_runtime_view.h"
 
@@ -63,11 +64,13 @@ void OnThreadEnd(ompt_data_t*) { EndOmpThread(); }
 
 void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* parallel_data,
                      unsigned int requested_parallelism, int, const void*) {
-  (void)encountering_task;
   RegionRecord* region = NewRegionRecord();
   parallel_data->ptr = region;
   if (region == nullptr) return;
   region->requested_threads = requested_parallelism;
+  // The region's implicit tasks run under the code that opened it (creation_path.h).
+  const TaskRecord* encountering = TaskOf(encountering_task);
+  region->path = CaptureCreationPath(encountering != nullptr ? encountering->path : nullptr, g_handler_mode);
 }
 
 // On the encountering thread, after its implicit task of the region ended: it goes on
@@ -76,6 +79,8 @@ void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_d
 void OnParallelEnd(ompt_data_t* parallel_data, ompt_data_t* encountering_task, int, const void*) {
   RegionRecord* region = RegionOf(parallel_data);
   if (region != nullptr) {
+    Release(region->path);
+    region->path = nullptr;
     FreeRegionRecord(region);
     parallel_data->ptr = nullptr;
   }
@@ -98,8 +103,14 @@ void OnImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, 
   if (endpoint == ompt_scope_begin) {
     TaskRecord* task = NewTaskRecord();
     task_data->ptr = task;
-    if (task != nullptr) task->flags = static_cast<uint32_t>(flags);
-    (void)parallel_data;
+    if (task != nullptr) {
+      task->flags = static_cast<uint32_t>(flags);
+      // An implicit task runs under its region's creation context; the initial task
+      // has none (walked physically to main).
+      const RegionRecord* region = (flags & ompt_task_initial) ? nullptr : RegionOf(parallel_data);
+      task->path = region != nullptr ? region->path : nullptr;
+      Retain(task->path);
+    }
     RunTask(t, task);
     SetWorkerState(t, CILKPROF_STATE_WORKING);
     return;
@@ -108,6 +119,8 @@ void OnImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, 
   RunTask(t, nullptr);
   SetWorkerState(t, (flags & ompt_task_initial) ? CILKPROF_STATE_NOT_A_WORKER : CILKPROF_STATE_IDLE);
   if (task != nullptr) {
+    Release(task->path);  // after RunTask: the handler no longer reads it
+    task->path = nullptr;
     FreeTaskRecord(task);
     task_data->ptr = nullptr;
   }
@@ -122,6 +135,7 @@ void OnTaskCreate(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data
   if (task == nullptr) return;
   task->flags = static_cast<uint32_t>(flags);
   task->parent = TaskOf(encountering_task);
+  task->path = CaptureCreationPath(task->parent != nullptr ? task->parent->path : nullptr, g_handler_mode);
 }
 
 bool Completes(ompt_task_status_t status) {
@@ -144,6 +158,8 @@ void OnTaskSchedule(ompt_data_t* prior_task, ompt_task_status_t prior_status, om
   }
   TaskRecord* prior = TaskOf(prior_task);
   if (prior != nullptr && Completes(prior_status)) {
+    Release(prior->path);  // after RunTask(next): the handler no longer reads it
+    prior->path = nullptr;
     FreeTaskRecord(prior);
     prior_task->ptr = nullptr;
   }
@@ -188,6 +204,7 @@ int Initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   }
   // libomp's code: the lookup function is libomp's own.
   AttachOmptRuntime(reinterpret_cast<const void*>(lookup));
+  ConfigureCreationPaths(reinterpret_cast<const void*>(lookup));
   const Registration registrations[] = {
       {ompt_callback_thread_begin, AsCallback(&OnThreadBegin), "thread_begin"},
       {ompt_callback_thread_end, AsCallback(&OnThreadEnd), "thread_end"},

@@ -1,0 +1,266 @@
+// Creation contexts of OpenMP tasks: capture, interning, nodes (creation_path.h).
+#include "ompt/creation_path.h"
+
+#include <libunwind.h>
+#include <link.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "ompt/ompt_records.h"
+#include "runtime_view.h"
+
+namespace cilkprof::agent::ompt {
+namespace {
+
+// Frames of one creating task kept at most; a deeper one is recorded partial (its
+// innermost frames, and nothing of its creators).
+constexpr uint32_t kMaxCreationFrames = 256;
+
+// ---- Boundary: libomp's code, written once at initialize, before any task exists.
+
+constexpr uint32_t kMaxBoundaryRanges = 8;
+unwinder::CodeRange g_boundary[kMaxBoundaryRanges];
+uint32_t g_boundary_count = 0;  // atomic accesses; ranges below it are complete
+
+int CollectModule(struct dl_phdr_info* info, size_t, void* arg) {
+  const auto address = *static_cast<const uintptr_t*>(arg);
+  unwinder::CodeRange ranges[kMaxBoundaryRanges];
+  uint32_t count = 0;
+  bool holds = false;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    const unwinder::CodeRange range{info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz};
+    holds = holds || range.Contains(address);
+    if (count < kMaxBoundaryRanges) ranges[count++] = range;
+  }
+  if (!holds) return 0;
+  for (uint32_t i = 0; i < count; ++i) g_boundary[i] = ranges[i];
+  __atomic_store_n(&g_boundary_count, count, __ATOMIC_RELEASE);
+  return 1;
+}
+
+// ---- Short spin locks (never held across a call that could block or signal).
+
+struct SpinLock {
+  bool held = false;
+  void Lock() {
+    while (__atomic_exchange_n(&held, true, __ATOMIC_ACQUIRE)) {
+      while (__atomic_load_n(&held, __ATOMIC_RELAXED)) __builtin_ia32_pause();
+    }
+  }
+  void Unlock() { __atomic_store_n(&held, false, __ATOMIC_RELEASE); }
+};
+
+// ---- Interned pc sequences: immutable, never freed (bounded by the program's distinct
+// creation contexts, not by its number of tasks).
+
+struct Sequence {
+  uint64_t hash;
+  uint32_t depth;
+  uintptr_t pcs[];  // depth of them
+};
+
+uint64_t HashOf(const uintptr_t* pcs, uint32_t depth) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ depth;
+  for (uint32_t i = 0; i < depth; ++i) {
+    h ^= pcs[i];
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+bool Same(const Sequence* s, uint64_t hash, const uintptr_t* pcs, uint32_t depth) {
+  return s->hash == hash && s->depth == depth && std::memcmp(s->pcs, pcs, depth * sizeof(uintptr_t)) == 0;
+}
+
+// Open addressing, load factor <= 1/2. The old array is freed when it grows: only
+// holders of the lock read it.
+SpinLock g_intern_lock;
+const Sequence** g_table = nullptr;
+uint64_t g_table_mask = 0;
+uint64_t g_table_used = 0;
+
+bool Grow() {
+  const uint64_t capacity = g_table == nullptr ? 1024 : 2 * (g_table_mask + 1);
+  auto** table = static_cast<const Sequence**>(std::calloc(capacity, sizeof(Sequence*)));
+  if (table == nullptr) return false;
+  for (uint64_t i = 0; g_table != nullptr && i <= g_table_mask; ++i) {
+    if (g_table[i] == nullptr) continue;
+    uint64_t j = g_table[i]->hash & (capacity - 1);
+    while (table[j] != nullptr) j = (j + 1) & (capacity - 1);
+    table[j] = g_table[i];
+  }
+  std::free(g_table);
+  g_table = table;
+  g_table_mask = capacity - 1;
+  return true;
+}
+
+const Sequence* InternLocked(uint64_t hash, const uintptr_t* pcs, uint32_t depth) {
+  if ((g_table_used + 1) * 2 > g_table_mask + 1 && !Grow() && g_table == nullptr) return nullptr;
+  uint64_t i = hash & g_table_mask;
+  for (; g_table[i] != nullptr; i = (i + 1) & g_table_mask) {
+    if (Same(g_table[i], hash, pcs, depth)) return g_table[i];
+  }
+  if ((g_table_used + 1) * 2 > g_table_mask + 1) return nullptr;  // full, and could not grow
+  auto* s = static_cast<Sequence*>(std::malloc(sizeof(Sequence) + depth * sizeof(uintptr_t)));
+  if (s == nullptr) return nullptr;
+  s->hash = hash;
+  s->depth = depth;
+  std::memcpy(s->pcs, pcs, depth * sizeof(uintptr_t));
+  g_table[i] = s;
+  ++g_table_used;
+  return s;
+}
+
+// A per-thread direct-mapped cache in front of the table: a program's tasks come from
+// a few creation contexts, so most captures find theirs without the lock.
+constexpr uint32_t kCacheSlots = 256;
+__thread const Sequence* tls_cache[kCacheSlots] __attribute__((tls_model("initial-exec")));
+
+const Sequence* Intern(const uintptr_t* pcs, uint32_t depth) {
+  const uint64_t hash = HashOf(pcs, depth);
+  const Sequence*& slot = tls_cache[hash % kCacheSlots];
+  if (slot != nullptr && Same(slot, hash, pcs, depth)) return slot;
+  g_intern_lock.Lock();
+  const Sequence* s = InternLocked(hash, pcs, depth);
+  g_intern_lock.Unlock();
+  if (s != nullptr) slot = s;
+  return s;
+}
+
+// ---- Nodes: fixed-size, from a per-thread free list; a thread that frees more than
+// it takes (tasks completing on another thread than their creator's) hands batches to
+// a shared list. A free node's `recorded.parent` links the lists.
+
+constexpr uint32_t kLocalMax = 512;   // a thread's free list beyond this gives back
+constexpr uint32_t kBatch = 256;      // nodes moved at a time (and allocated per block)
+
+struct FreeList {
+  CreationPath* head = nullptr;
+  uint32_t count = 0;
+};
+
+CreationPath*& NextOf(CreationPath* node) {
+  return *reinterpret_cast<CreationPath**>(const_cast<unwinder::RecordedPath**>(&node->recorded.parent));
+}
+
+__thread FreeList tls_free __attribute__((tls_model("initial-exec")));
+SpinLock g_shared_lock;
+FreeList g_shared;
+
+// Moves up to `n` nodes from the front of `from` to the front of `to`.
+void MoveNodes(FreeList* from, FreeList* to, uint32_t n) {
+  for (uint32_t i = 0; i < n && from->head != nullptr; ++i) {
+    CreationPath* node = from->head;
+    from->head = NextOf(node);
+    --from->count;
+    NextOf(node) = to->head;
+    to->head = node;
+    ++to->count;
+  }
+}
+
+CreationPath* AllocateNode() {
+  FreeList& local = tls_free;
+  if (local.head == nullptr) {
+    g_shared_lock.Lock();
+    MoveNodes(&g_shared, &local, kBatch);
+    g_shared_lock.Unlock();
+  }
+  if (local.head == nullptr) {
+    auto* block = static_cast<CreationPath*>(std::malloc(kBatch * sizeof(CreationPath)));
+    if (block == nullptr) return nullptr;
+    for (uint32_t i = 0; i < kBatch; ++i) {
+      NextOf(&block[i]) = local.head;
+      local.head = &block[i];
+    }
+    local.count += kBatch;
+  }
+  CreationPath* node = local.head;
+  local.head = NextOf(node);
+  --local.count;
+  return node;
+}
+
+void FreeNode(CreationPath* node) {
+  FreeList& local = tls_free;
+  NextOf(node) = local.head;
+  local.head = node;
+  if (++local.count > kLocalMax) {
+    g_shared_lock.Lock();
+    MoveNodes(&local, &g_shared, kBatch);
+    g_shared_lock.Unlock();
+  }
+}
+
+const CreationPath* PathOf(const unwinder::RecordedPath* recorded) {
+  return reinterpret_cast<const CreationPath*>(recorded);
+}
+
+}  // namespace
+
+bool ConfigureCreationPaths(const void* libomp_address) {
+  if (libomp_address == nullptr) return false;
+  auto address = reinterpret_cast<uintptr_t>(libomp_address);
+  return dl_iterate_phdr(CollectModule, &address) != 0;
+}
+
+const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode) {
+  // libunwind's getcontext: the registers only, without getcontext()'s system call
+  // for the signal mask (the walk never needs it). On x86-64 its context is a
+  // ucontext_t (dwarf_cursor.cc).
+  unw_context_t context;
+  if (unw_getcontext(&context) != 0) return nullptr;
+  unwinder::LogicalRequest request;
+  request.mode = mode;
+  request.context = reinterpret_cast<const ucontext_t*>(&context);
+  request.elided = ElidedRanges(&request.elided_count);  // the agent's code and libomp's
+  request.boundary = BoundaryRanges(&request.boundary_count);
+  request.probe_frameless_leaf = false;  // frame 0 is this function
+  unwinder::Frame frames[kMaxCreationFrames];
+  const unwinder::LogicalResult r = unwinder::UnwindLogical(request, frames, kMaxCreationFrames);
+  uintptr_t pcs[kMaxCreationFrames];
+  for (uint32_t i = 0; i < r.depth; ++i) pcs[i] = frames[i].pc;
+  const Sequence* sequence = Intern(pcs, r.depth);
+  if (sequence == nullptr) return nullptr;
+  CreationPath* node = AllocateNode();
+  if (node == nullptr) return nullptr;
+  Retain(parent);
+  node->recorded.parent = parent != nullptr ? &parent->recorded : nullptr;
+  node->recorded.pcs = sequence->pcs;
+  node->recorded.depth = sequence->depth;
+  node->recorded.partial = r.partial || r.truncated;
+  __atomic_store_n(&node->refs, 1u, __ATOMIC_RELAXED);
+  return node;
+}
+
+void Retain(const CreationPath* path) {
+  if (path != nullptr) __atomic_fetch_add(&const_cast<CreationPath*>(path)->refs, 1u, __ATOMIC_RELAXED);
+}
+
+void Release(const CreationPath* path) {
+  while (path != nullptr) {
+    auto* node = const_cast<CreationPath*>(path);
+    if (__atomic_sub_fetch(&node->refs, 1u, __ATOMIC_ACQ_REL) != 0) return;
+    path = PathOf(node->recorded.parent);
+    FreeNode(node);
+  }
+}
+
+const unwinder::CodeRange* BoundaryRanges(uint32_t* count) {
+  *count = __atomic_load_n(&g_boundary_count, __ATOMIC_ACQUIRE);
+  return g_boundary;
+}
+
+const unwinder::RecordedPath* CurrentTaskPath() {
+  const OmpThread* thread = CurrentOmpThread();
+  if (thread == nullptr) return nullptr;
+  const CreationPath* path = thread->task_path;
+  return path != nullptr ? &path->recorded : nullptr;
+}
+
+}  // namespace cilkprof::agent::ompt

@@ -1,0 +1,61 @@
+// Creation contexts of OpenMP tasks and parallel regions (issue 17; docs/OPENMP.md
+// "Logical paths of tasks").
+//
+// libomp runs a task on whichever thread takes it, above its own frames: the code that
+// created the task is not on that stack. So the OMPT callbacks record it when the task
+// (or region) is created, on the creating thread: the creating task's own frames from
+// the creation site out to its boundary (the libomp frame that invoked it; the stack's
+// end for the initial task), linked to the creating task's own creation context. A
+// sample of a running task then walks the task's frames up to its boundary and
+// appends that chain (unwinder/logical.h, recorded paths).
+//
+// Paths are refcounted and immutable. A task or region record owns one reference; a
+// path owns one on its parent, so a running task keeps its whole chain alive, and the
+// signal handler of the thread that runs it may read the chain without a lock.
+// References may be dropped on any thread (a task completes on another thread than the
+// one that created it).
+//
+// Cost (a task fib creates millions of tasks): one unwind of the creating task's own
+// frames per capture, whose pcs are interned (a few thousand distinct sequences even
+// when millions of tasks are created: only the chain node is per task), and a node from
+// a per-thread free list. No lock the program could hold: the intern table and the
+// shared node pool use short spin locks of their own.
+#pragma once
+
+#include <cstdint>
+
+#include "cilkprof/unwinder/logical.h"
+
+namespace cilkprof::agent::ompt {
+
+struct CreationPath {
+  // First member: `recorded.parent` points at the parent path's `recorded`.
+  unwinder::RecordedPath recorded;
+  uint32_t refs = 0;  // atomic accesses
+};
+
+// At the tool's initialize (not signal-safe): the boundary is the code of the load
+// module holding `libomp_address` (libomp). False when no module holds it (captures
+// then run to the stack's end).
+bool ConfigureCreationPaths(const void* libomp_address);
+
+// In an OMPT callback on the thread that creates a task (task_create) or opens a
+// region (parallel_begin): the calling context of the creation site, out to the
+// creating task's boundary, under `parent` (the creating task's path; null for the
+// initial task). Returns a new reference, or null when no path could be recorded
+// (no memory): the task is then walked as the initial task's are. Not signal-safe.
+const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode);
+
+// Reference counting. Release frees the path (and its parents whose last reference it
+// held) for reuse; null is ignored. Any thread, not in a signal handler.
+void Retain(const CreationPath* path);
+void Release(const CreationPath* path);
+
+// For the signal handler (async-signal-safe): the boundary ranges, and the recorded
+// chain of the task running on the calling thread (null: not an OpenMP thread, or the
+// initial task, walked physically). The callbacks must publish a thread's next task
+// path (OmpThread::task_path) before they release the previous one.
+const unwinder::CodeRange* BoundaryRanges(uint32_t* count);
+const unwinder::RecordedPath* CurrentTaskPath();
+
+}  // namespace cilkprof::agent::ompt
