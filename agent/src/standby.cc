@@ -9,6 +9,7 @@
 #include "fatal_signals.h"
 #include "late_attach.h"
 #include "log.h"
+#include "ompt/ompt_tool.h"
 #include "runtime_view.h"
 #include "sample_source.h"
 #include "signal_mask.h"
@@ -148,6 +149,9 @@ AttachOutcome AttachNow(const control::AttachRequest& request, int aggregator_fd
   } else {
     ApplyRequest(request, &s);
     s.warnings = TakeSilencedLines();
+    // OpenMP with no task view in this window (an injected agent came after libomp's
+    // start, libgomp, OMP_TOOL=disabled...): said in the window's Hello (ompt_tool.h).
+    ompt::NoteOpenMpWithoutTool(/*attach=*/true, s.injected, &s.warnings);
     if (!SetUpSampling(&s)) {
       const std::vector<std::string> lines = TakeSilencedLines();
       out.message = "cannot sample: " + (lines.empty() ? std::string("no signal to sample with") : lines.back());
