@@ -31,19 +31,6 @@ bool CalledFromElidedCode(const void* caller) {
   return false;
 }
 
-// The record of the calling thread when this call is the program's and may be
-// accounted, else nullptr (see lock_accounting.h).
-ThreadRecord* AccountedThread(const void* caller) {
-  ThreadRecord* t = tls_thread;
-  // A thread the agent adopted (adopted_threads.h) before its first sample claimed it.
-  if (t == nullptr) t = ClaimAdoptedRecord();
-  if (t == nullptr || tls_lock_depth != 0 || t->in_handler) return nullptr;
-  if (__atomic_load_n(&g_sampling, __ATOMIC_RELAXED) == 0 || CalledFromHandlerCode(caller)) return nullptr;
-  if (!g_state->config.locks) return nullptr;  // CILKPROF_LOCKS=0: waits go unmeasured
-  if (CalledFromElidedCode(caller)) return nullptr;
-  return t;
-}
-
 void Add(uint64_t* total, uint64_t value) { __atomic_fetch_add(total, value, __ATOMIC_RELAXED); }
 
 uint64_t Period() { return g_state->sampler.period_ns; }
@@ -87,6 +74,23 @@ void AdvanceWaitClock(ThreadRecord* t, uintptr_t lock, uint64_t wait) {
 
 }  // namespace
 
+ThreadRecord* AccountedThread(const void* caller) {
+  ThreadRecord* t = tls_thread;
+  // A thread the agent adopted (adopted_threads.h) before its first sample claimed it.
+  if (t == nullptr) t = ClaimAdoptedRecord();
+  if (t == nullptr || tls_lock_depth != 0 || t->in_handler) return nullptr;
+  if (__atomic_load_n(&g_sampling, __ATOMIC_RELAXED) == 0 || CalledFromHandlerCode(caller)) return nullptr;
+  if (!g_state->config.locks) return nullptr;  // CILKPROF_LOCKS=0: waits go unmeasured
+  if (CalledFromElidedCode(caller)) return nullptr;
+  return t;
+}
+
+BookkeepingScope::BookkeepingScope() : saved_errno_(errno) { ++tls_lock_depth; }
+BookkeepingScope::~BookkeepingScope() {
+  --tls_lock_depth;
+  errno = saved_errno_;
+}
+
 void SampleAcquisition(ThreadRecord* t, const void* lock) {
   // The lock clocks' generator (sample_interval.h), seeded once per thread.
   if (t->lock_clock_rng == 0) t->lock_clock_rng = SeedSampleIntervals(static_cast<uint64_t>(t->tid), 0x10c6);
@@ -99,52 +103,51 @@ void SampleAcquisition(ThreadRecord* t, const void* lock) {
   if (LockRecord* r = g_lock_table.Find(reinterpret_cast<uintptr_t>(lock))) Add(&r->acquisitions, weight);
 }
 
-namespace {
-
-void MarkWaiting(ThreadRecord* t, void* lock, uint64_t since) {
+void MarkWaiting(ThreadRecord* t, uintptr_t lock, uint64_t since) {
   __atomic_store_n(&t->waiting_since_ns, since, __ATOMIC_RELAXED);
-  __atomic_store_n(&t->waiting_lock, reinterpret_cast<uintptr_t>(lock), __ATOMIC_RELEASE);
+  __atomic_store_n(&t->waiting_lock, lock, __ATOMIC_RELEASE);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-void Unmark(ThreadRecord* t) {
+void UnmarkWaiting(ThreadRecord* t) {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   __atomic_store_n(&t->waiting_lock, uintptr_t{0}, __ATOMIC_RELEASE);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-}  // namespace
+void ChargeWait(ThreadRecord* t, LockRecord* r, uint64_t wait, uint64_t unblamed, bool acquired) {
+  SampleCounters* c = &t->counters;
+  CounterAdd(&c->lock_wait_ns, wait);
+  CounterAdd(&c->lock_unblamed_ns, unblamed);
+  if (acquired) {
+    CountAcquisitionOf(&c->lock_acquisitions);
+    CounterAdd(&c->lock_contended, 1);
+    Add(&r->contended, 1);
+  }
+  AdvanceWaitClock(t, r->address, wait);
+}
+
+void ChargeBlame(ThreadRecord* t, uintptr_t lock, uint64_t blame) {
+  CounterAdd(&t->counters.lock_blame_ns, blame);
+  Advance(t, &t->lock_blame_clock, lock, kMetricLockBlame, blame);
+}
 
 int ContendedAcquire(void* lock, LockKind kind, const void* caller, AcquireFn acquire, const void* args) {
   ThreadRecord* t = AccountedThread(caller);
   if (t == nullptr) return acquire(lock, args);
-  const int saved_errno = errno;
-  ++tls_lock_depth;
+  BookkeepingScope scope;
   LockRecord* r = g_lock_table.FindOrInsert(reinterpret_cast<uintptr_t>(lock), kind);
-  if (r == nullptr) {  // no memory for a record: not measured
-    --tls_lock_depth;
-    return acquire(lock, args);
-  }
+  if (r == nullptr) return acquire(lock, args);  // no memory for a record: not measured
   const uint64_t t0 = g_lock_table.BeginWait(r, MonotonicNs);
-  MarkWaiting(t, lock, t0);
+  MarkWaiting(t, reinterpret_cast<uintptr_t>(lock), t0);
   const int rc = acquire(lock, args);
-  Unmark(t);
+  UnmarkWaiting(t);
   uint64_t unblamed = 0;
   const uint64_t wait = g_lock_table.EndWait(r, t0, MonotonicNs, &unblamed);
-  SampleCounters* c = &t->counters;
-  CounterAdd(&c->lock_wait_ns, wait);
-  CounterAdd(&c->lock_unblamed_ns, unblamed);
   // A robust mutex whose owner died is acquired all the same.
-  if (rc == 0 || (kind == LockKind::kMutex && rc == EOWNERDEAD)) {
-    CountAcquisitionOf(&c->lock_acquisitions);
-    CounterAdd(&c->lock_contended, 1);
-    Add(&r->contended, 1);
-  } else if (rc == ETIMEDOUT) {
-    Add(&r->timeouts, 1);
-  }
-  AdvanceWaitClock(t, reinterpret_cast<uintptr_t>(lock), wait);
-  --tls_lock_depth;
-  errno = saved_errno;
+  const bool acquired = rc == 0 || (kind == LockKind::kMutex && rc == EOWNERDEAD);
+  if (!acquired && rc == ETIMEDOUT) Add(&r->timeouts, 1);
+  ChargeWait(t, r, wait, unblamed, acquired);
   return rc;
 }
 
@@ -153,17 +156,11 @@ int ContendedRelease(void* lock, const void* caller, ReleaseFn release) {
   if (t == nullptr) return release(lock);
   LockRecord* r = g_lock_table.Find(reinterpret_cast<uintptr_t>(lock));
   if (r == nullptr || __atomic_load_n(&r->n_waiters, __ATOMIC_RELAXED) == 0) return release(lock);
-  const int saved_errno = errno;
-  ++tls_lock_depth;
+  BookkeepingScope scope;
   const uint64_t blame = g_lock_table.Release(r, MonotonicNs);
   const int rc = release(lock);
-  if (blame != 0) {
-    // Charged after the real unlock: the unwind does not lengthen the critical section.
-    CounterAdd(&t->counters.lock_blame_ns, blame);
-    Advance(t, &t->lock_blame_clock, reinterpret_cast<uintptr_t>(lock), kMetricLockBlame, blame);
-  }
-  --tls_lock_depth;
-  errno = saved_errno;
+  // Charged after the real unlock: the unwind does not lengthen the critical section.
+  if (blame != 0) ChargeBlame(t, reinterpret_cast<uintptr_t>(lock), blame);
   return rc;
 }
 

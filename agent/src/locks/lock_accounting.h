@@ -40,6 +40,36 @@ int ContendedRelease(void* lock, const void* caller, ReleaseFn release);
 using CondWaitCallFn = int (*)(void* cond, void* mutex, const void* args);
 int AccountedCondWait(void* cond, void* mutex, const void* caller, CondWaitCallFn wait, const void* args);
 
+// The begin/end form, for a runtime that reports its lock calls through callbacks
+// rather than being interposed (OMPT's mutex callbacks, ompt/ompt_locks.cc): the
+// pieces ContendedAcquire and ContendedRelease are made of.
+//
+// The calling thread's record when a lock call made from `caller` (the program's
+// return address) is to be accounted, else nullptr (the rules at the top).
+ThreadRecord* AccountedThread(const void* caller);
+// Inside the lock bookkeeping for its lifetime (lock calls made meanwhile, by a signal
+// handler or the unwinder, go straight to the real functions); keeps errno.
+class BookkeepingScope {
+ public:
+  BookkeepingScope();
+  ~BookkeepingScope();
+  BookkeepingScope(const BookkeepingScope&) = delete;
+  BookkeepingScope& operator=(const BookkeepingScope&) = delete;
+
+ private:
+  int saved_errno_;
+};
+// The thread waits for `lock` since `since` (ThreadRecord::waiting_lock: its samples are
+// lock_wait), and no longer.
+void MarkWaiting(ThreadRecord* t, uintptr_t lock, uint64_t since);
+void UnmarkWaiting(ThreadRecord* t);
+// A measured wait of `r`'s lock: the thread's counters and the wait clock; `acquired`:
+// it ended with the lock (a contended acquisition).
+void ChargeWait(ThreadRecord* t, LockRecord* r, uint64_t wait, uint64_t unblamed, bool acquired);
+// Blame handed out by the thread's release of `lock`: its counter and the blame clock,
+// charged at the calling context.
+void ChargeBlame(ThreadRecord* t, uintptr_t lock, uint64_t blame);
+
 // pthread_cond_signal/broadcast while some thread is in a condition wait.
 void NoteCondSignal(void* cond);
 

@@ -164,6 +164,72 @@ uint64_t LockTable::Release(LockRecord* r, ClockFn now) {
   return blame;
 }
 
+LockTable::Acquisition LockTable::AcquireReported(LockRecord* r, bool registered, uint64_t t0, uintptr_t self,
+                                                   ClockFn now, uint64_t contended_ns) {
+  Acquisition a;
+  Lock(r);
+  const uint64_t t2 = now();
+  const uintptr_t previous = r->holder;
+  // The previous holder released (this thread has the lock) but has not reported it:
+  // book its release now. A slot still held for another holder (its report is later
+  // than a whole critical section: practically never) leaves the waits unblamed.
+  if (previous != 0 && previous != self && r->n_waiters > 0 &&
+      (r->unbooked_owner == 0 || r->unbooked_owner == previous)) {
+    const uint64_t blame = r->n_waiters * t2 - r->sum_start;
+    r->sum_start = r->n_waiters * t2;
+    r->last_release = t2;
+    r->unbooked_owner = previous;
+    r->unbooked_blame += blame;
+    Add(&r->blame_ns, blame);
+  }
+  r->holder = self;
+  a.wait = t2 - t0;
+  // Another thread held the lock by the record when this thread got it.
+  const bool taken_over = previous != 0 && previous != self;
+  bool covered = false;  // some release's blame covered part of this wait
+  if (registered) {
+    covered = r->last_release > t0;
+    const uint64_t start = covered ? r->last_release : t0;
+    a.unblamed = t2 - start;
+    if (r->n_waiters > 0) {  // 0: the lock was destroyed meanwhile (ForgetWaiters)
+      r->n_waiters -= 1;
+      r->sum_start -= start;
+      __atomic_fetch_sub(&waiters_, 1, __ATOMIC_RELAXED);
+    }
+  } else {
+    a.unblamed = a.wait;
+  }
+  Unlock(r);
+  // Registered: contention is proven by a release during the wait (or one booked here);
+  // a slow acquisition of a free lock (lazy binding, a page fault, preemption) is none.
+  // Not registered: no blame covers it; a wait only when another thread held the lock.
+  a.waited = registered ? covered || taken_over : taken_over && a.wait >= contended_ns;
+  if (a.waited) Add(&r->wait_ns, a.wait);
+  return a;
+}
+
+uint64_t LockTable::ReleaseReported(LockRecord* r, uintptr_t self, ClockFn now) {
+  Lock(r);
+  uint64_t blame = 0;
+  if (r->holder == self) {
+    r->holder = 0;
+    if (r->n_waiters > 0) {
+      const uint64_t t1 = now();
+      blame = r->n_waiters * t1 - r->sum_start;
+      r->sum_start = r->n_waiters * t1;
+      r->last_release = t1;
+      Add(&r->blame_ns, blame);
+    }
+  }
+  if (r->unbooked_owner == self) {
+    blame += r->unbooked_blame;  // in blame_ns already
+    r->unbooked_blame = 0;
+    r->unbooked_owner = 0;
+  }
+  Unlock(r);
+  return blame;
+}
+
 void LockTable::BeginCondWait(LockRecord* cond) {
   __atomic_fetch_add(&cond->cond_waiters, 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&cond_waiters_, 1, __ATOMIC_RELAXED);
@@ -180,6 +246,7 @@ void LockTable::ForgetWaiters(LockRecord* r) {
   r->n_waiters = 0;
   r->sum_start = 0;
   r->last_release = 0;
+  r->holder = 0;
   Unlock(r);
 }
 
@@ -190,6 +257,9 @@ void LockTable::ResetAfterFork() {
     r->sum_start = 0;
     r->last_release = 0;
     r->cond_waiters = 0;
+    r->holder = 0;
+    r->unbooked_owner = 0;
+    r->unbooked_blame = 0;
   }
   waiters_ = 0;
   cond_waiters_ = 0;

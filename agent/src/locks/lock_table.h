@@ -24,9 +24,18 @@
 
 namespace cilkprof::agent::locks {
 
-// The wire's LockKind (wire.proto) for the first three; kCond: a condition variable's
-// record (last signal time), never reported as a lock.
-enum class LockKind : uint8_t { kMutex = 0, kRwlock = 1, kSpin = 2, kCond = 3 };
+// The wire's LockKind (wire.proto) for all but kCond: a condition variable's record
+// (last signal time), never reported as a lock. The OpenMP kinds come from OMPT's mutex
+// callbacks (ompt/ompt_locks.h): omp_lock_t, omp_nest_lock_t, a critical construct.
+enum class LockKind : uint8_t {
+  kMutex = 0,
+  kRwlock = 1,
+  kSpin = 2,
+  kOmpLock = 3,
+  kOmpNestLock = 4,
+  kOmpCritical = 5,
+  kCond = 255,
+};
 
 using ClockFn = uint64_t (*)();
 uint64_t MonotonicNs();
@@ -39,6 +48,13 @@ struct LockRecord {
   uint64_t n_waiters = 0;
   uint64_t sum_start = 0;
   uint64_t last_release = 0;
+  // Under `spin`, for runtimes that report a release only after it happened (OMPT's
+  // mutex_released; AcquireReported below): the thread (its ThreadRecord) that acquired
+  // the lock last and has not reported its release yet, and the blame a waiter booked
+  // for such a holder when it got the lock first, which that holder collects.
+  uintptr_t holder = 0;
+  uintptr_t unbooked_owner = 0;
+  uint64_t unbooked_blame = 0;
   // Exact totals (relaxed atomic adds; the flusher reads them).
   uint64_t contended = 0;
   uint64_t wait_ns = 0;
@@ -88,6 +104,35 @@ class LockTable {
   uint64_t BeginWait(LockRecord* r, ClockFn now);
   uint64_t EndWait(LockRecord* r, uint64_t t0, ClockFn now, uint64_t* unblamed);
   uint64_t Release(LockRecord* r, ClockFn now);
+
+  // The same arithmetic for a runtime that reports its lock calls through callbacks
+  // after the fact (OMPT: mutex_acquire before the runtime's blocking acquisition,
+  // mutex_acquired after it, mutex_released after the real release; ompt/ompt_locks.cc).
+  // `self` identifies the calling thread (its ThreadRecord).
+  //
+  // A thread that gets the lock before its previous holder reported the release does
+  // that release's arithmetic itself, at its own acquisition time, and books the blame
+  // for the holder (unbooked_*), which the holder's report collects: otherwise every
+  // waiter that wins the race against the holder's callback would deregister first and
+  // keep its whole wait unblamed. AcquireReported returns the acquisition's wait (t2 -
+  // t0) and its unblamed part, and whether it counts as a wait. Registered (t0 from
+  // BeginWait): when some release's blame covered part of it (then it must, for
+  // conservation), or another thread held the lock by the record (its release booked
+  // here). Not registered (t0 read before the lock had a record): when another thread
+  // held it by the record and it lasted `contended_ns` or more, all of it unblamed.
+  // Otherwise (an uncontended acquisition, however slow) nothing of it is counted: no
+  // blame covered it, so dropping it keeps the totals exact.
+  struct Acquisition {
+    uint64_t wait = 0;
+    uint64_t unblamed = 0;
+    bool waited = false;
+  };
+  Acquisition AcquireReported(LockRecord* r, bool registered, uint64_t t0, uintptr_t self, ClockFn now,
+                              uint64_t contended_ns);
+  // The holder `self` reports its release: the release arithmetic, if it still holds
+  // the lock by the record (no waiter booked the release already), plus what waiters
+  // booked for it. Returns its blame.
+  uint64_t ReleaseReported(LockRecord* r, uintptr_t self, ClockFn now);
   // Condition waits, for the signal fast path.
   void BeginCondWait(LockRecord* cond);
   void EndCondWait(LockRecord* cond);

@@ -5,6 +5,7 @@
 #include "agent_state.h"
 #include "cilkprof/unwinder/fault_guard.h"
 #include "function_entry.h"
+#include "runtime_view.h"
 
 namespace cilkprof::agent::locks {
 namespace {
@@ -44,6 +45,17 @@ void DecodeCall(void* arg) {
   d->target = target;
 }
 
+// The call reached the runtime's library (a module whose frames the unwinder elides):
+// the runtime made the lock call and reported it (OMPT's mutex callbacks), no tail call.
+bool InElidedCode(uintptr_t target) {
+  uint32_t count = 0;
+  const unwinder::CodeRange* ranges = ElidedRanges(&count);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (ranges[i].Contains(target)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 uintptr_t TailCaller(uintptr_t return_address) {
@@ -52,6 +64,7 @@ uintptr_t TailCaller(uintptr_t return_address) {
   d.return_address = return_address;
   if (unwinder::RunGuarded(DecodeCall, &d) != unwinder::GuardOutcome::kCompleted || d.target == 0) return 0;
   if (CalledFromAgent(reinterpret_cast<const void*>(d.target))) return 0;  // it called us: no tail call
+  if (InElidedCode(d.target)) return 0;
   // Only a function's very entry: a lazy PLT slot not yet bound points back into the PLT.
   return FunctionEntryOf(d.target).entry == d.target ? d.target : 0;
 }

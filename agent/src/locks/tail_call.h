@@ -20,7 +20,8 @@ namespace cilkprof::agent::locks {
 
 // The entry of the function that tail-called the interposed lock function, given the
 // return address of the first frame outside the agent; 0 when the call there was to
-// the agent itself (no tail call), or when it cannot be told (an indirect call through
+// the agent itself or to the runtime's library (no tail call: the runtime reported the
+// lock call, ompt/ompt_locks.h), or when it cannot be told (an indirect call through
 // a register, a stub not yet bound, code that cannot be read).
 uintptr_t TailCaller(uintptr_t return_address);
 
