@@ -23,6 +23,11 @@ target_sources(cilkprof_agent PRIVATE
   ${CILKPROF_OMPT_DIR}/ompt_tool.cc
 )
 
+# Lock waits and blame from the mutex callbacks (ompt_locks.cc; docs/OPENMP.md "Locks
+# and critical sections"). Built with frame pointers, as the lock files are: the frames
+# between the runtime's call and the lock clocks' unwind must be walkable.
+target_sources(cilkprof_agent PRIVATE ${CILKPROF_OMPT_DIR}/ompt_locks.cc)
+set_source_files_properties(${CILKPROF_OMPT_DIR}/ompt_locks.cc PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
 
 # Work and span of task graphs (ompt_workspan.*; docs/OPENMP.md "Work and span of task
 # graphs"). The engine is a static library of its own, so unit tests drive it with

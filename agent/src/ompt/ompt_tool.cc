@@ -19,6 +19,7 @@
 #include "agent_state.h"
 #include "log.h"
 #include "ompt/creation_path.h"
+#include "ompt/ompt_locks.h"
 #include "ompt/ompt_records.h"
 #include "ompt/ompt_runtime_view.h"
 
@@ -225,6 +226,8 @@ int Initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
     LogLine("libomp does not report every OMPT event the agent needs (" + missing +
             "): OpenMP task paths, idleness or work/span may be incomplete");
   }
+  // Lock waits and blame (ompt_locks.h): optional events, reported by libomp when present.
+  RegisterMutexCallbacks(set_callback);
   __atomic_store_n(&g_active, true, __ATOMIC_RELEASE);
   return 1;  // nonzero: the tool stays active
 }

@@ -93,6 +93,9 @@ const char* KindName(wire::LockKind kind) {
   switch (kind) {
     case wire::LOCK_RWLOCK: return "rwlock";
     case wire::LOCK_SPIN: return "spin";
+    case wire::LOCK_OMP_LOCK: return "omp_lock";
+    case wire::LOCK_OMP_NEST_LOCK: return "omp_nest_lock";
+    case wire::LOCK_OMP_CRITICAL: return "omp critical";
     default: return "mutex";
   }
 }
