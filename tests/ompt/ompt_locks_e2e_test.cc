@@ -80,7 +80,7 @@ void ExpectKnownShape(const std::string& mode, const std::string& kind, const st
   ASSERT_GT(wait, 0);
   // The hand-off (release to acquisition, unblamed) grows on a loaded machine: the
   // waiter must be scheduled to take the lock.
-  EXPECT_GE(blame / wait, 0.4) << "the waits happen during hold_long's critical sections: " << lock.dump(2);
+  EXPECT_GE(blame / wait, 0.25) << "the waits happen during hold_long's critical sections: " << lock.dump(2);
   ASSERT_FALSE(lock["holders"].empty()) << lock.dump(2);
   ASSERT_FALSE(lock["waiters"].empty()) << lock.dump(2);
   EXPECT_NE(lock["holders"][0].value("function", "").find("hold_long"), std::string::npos) << lock.dump(2);
