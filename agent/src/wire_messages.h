@@ -14,7 +14,7 @@ inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr size_t kMaxFrameBytes = 64u << 20;  // the aggregator's limit
 
 enum class WireFrameKind : uint32_t { kPc = 0, kPartialUnwind = 1, kElided = 2, kLock = 3 };
-enum class WireEdge : uint32_t { kCall = 0, kSpawn = 1 };
+enum class WireEdge : uint32_t { kCall = 0, kSpawn = 1, kTask = 2 };  // wire.EdgeKind
 
 struct MetricDescriptorMsg {
   std::string name, unit, description;

@@ -55,7 +55,7 @@ size_t Session::NodeKeyHash::operator()(const NodeKey& k) const {
   // Mix the fields (splitmix64-style); collisions only cost a comparison.
   uint64_t h = k.offset * 0x9e3779b97f4a7c15ull;
   h ^= (uint64_t{k.parent} << 32 | k.module) + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
-  h ^= uint64_t(k.kind) << 1 | uint64_t(k.edge);
+  h ^= uint64_t(k.kind) << 2 | uint64_t(k.edge);  // edge: wire::EdgeKind, 0..2
   h ^= h >> 31;
   h *= 0xbf58476d1ce4e5b9ull;
   h ^= h >> 29;

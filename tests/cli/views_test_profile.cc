@@ -112,6 +112,21 @@ profile::Profile RecursiveProfile(int depth) {
   return p;
 }
 
+profile::Profile TaskProfile() {
+  profile::Profile p = Skeleton();
+  const uint32_t main10 = AddLocation(p, 1, 0x100, {{"main", "prog.c", 10, "prog.c", 5, false}});
+  const uint32_t c40 = AddLocation(p, 1, 0x400, {{"c", "prog.c", 40, "prog.c", 38, false}});
+  const uint32_t d60 = AddLocation(p, 1, 0x600, {{"d", "prog.c", 60, "prog.c", 58, false}});
+  const uint32_t main_node = AddNode(p, 0, main10, 1, 1);
+  const uint32_t task = AddNode(p, main_node, c40, 3, 3, wire::EDGE_TASK);
+  AddNode(p, main_node, c40, 4, 4, wire::EDGE_SPAWN);
+  AddNode(p, main_node, c40, 2, 2, wire::EDGE_CALL);
+  AddNode(p, task, d60, 5, 5, wire::EDGE_TASK);
+  p.add_threads()->set_tid(42);
+  p.mutable_totals()->set_samples(15);
+  return p;
+}
+
 profile::Profile BlameProfile() {
   profile::Profile p = Skeleton();
   p.clear_metrics();

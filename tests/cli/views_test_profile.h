@@ -23,6 +23,16 @@ profile::Profile SmallProfile();
 // recursion checks.
 profile::Profile RecursiveProfile(int depth);
 
+// OpenMP task edges (wire::EDGE_TASK, issue 17) beside a spawn and a call of the same
+// function at the same site, which must stay three contexts. Samples / work in ms:
+//   main@10                                   1 / 1
+//   main@10 >task> c@40                       3 / 3
+//   main@10 >spawn> c@40                      4 / 4
+//   main@10 > c@40                            2 / 2
+//   main@10 >task> c@40 >task> d@60           5 / 5
+// Total: 15 samples, 15 ms of work.
+profile::Profile TaskProfile();
+
 }  // namespace cilkprof::views::testing
 
 namespace cilkprof::views::testing {

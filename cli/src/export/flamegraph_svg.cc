@@ -11,6 +11,7 @@
 //     <rect x="1.5%" y="..." width="5.6%" height="15" fill="#..."/><text ...>NAME</text></g>
 // x and width are percentages of the frames' area, so the script zooms by rescaling
 // them; the first line of the title is the frame's name (what search matches).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -185,8 +186,8 @@ std::string ColorOf(Kind kind, const std::string& name) {
   return "#cccccc";
 }
 
-// A frame's name as the views print it, without the "[spawn] " prefix: the outline
-// marks a spawn in the picture.
+// A frame's name as the views print it, without the "[spawn] " or "[task] " prefix:
+// the outline marks a spawn or a task in the picture.
 std::string FrameName(const Frame& frame) {
   views::RowView row;
   row.kind = frame.kind;
@@ -259,7 +260,8 @@ class SvgWriter {
                 "% of it not drawn" + (layout_.capped ? " (the widest " + std::to_string(kMaxFrames) + " kept)" : "");
     AppendEscaped(out, subtitle);
     out += "</text>\n";
-    // The legend: one swatch per kind of frame, and the spawn outline.
+    // The legend: one swatch per kind of frame, the spawn outline, and the task outline
+    // when the graph has OpenMP task frames.
     struct Swatch {
       const char* label;
       std::string fill;
@@ -271,10 +273,14 @@ class SvgWriter {
         {"profiler markers", ColorOf(Kind::kMarker, "<partial unwind>"), ""},
         {"locks", ColorOf(Kind::kLock, "[lock m]"), ""},
         {options_.inverted ? "spawns the frame above" : "spawned by the frame below", "#ffffff", " s"},
+        {options_.inverted ? "creates the task above" : "a task created by the frame below", "#ffffff", " t"},
     };
+    const bool any_task = std::any_of(layout_.frames.begin(), layout_.frames.end(),
+                                      [](const Frame& f) { return f.edge == views::Edge::kTask; });
     out += "<g id=\"legend\">";
     double x = kMargin;
     for (const Swatch& s : swatches) {
+      if (std::string_view(s.extra_class) == " t" && !any_task) continue;
       out += "<g class=\"swatch" + std::string(s.extra_class) + "\"><rect x=\"" + Number(x) +
              "\" y=\"50\" width=\"14\" height=\"11\" fill=\"" + s.fill + "\"/><text x=\"" + Number(x + 19) +
              "\" y=\"60\">" + s.label + "</text></g>";
@@ -308,16 +314,18 @@ class SvgWriter {
     std::string& out = out_;
     const Kind kind = KindOf(frame, executable_);
     const std::string name = frame.depth == 0 ? std::string(views::kProgramRootName) : FrameName(frame);
-    const bool spawn = frame.edge == views::Edge::kSpawn;
+    const bool spawn = frame.edge == views::Edge::kSpawn, task = frame.edge == views::Edge::kTask;
     out += "<g class=\"frame ";
     out += KindClass(kind);
     if (spawn) out += " s";
+    if (task) out += " t";
     out += "\"><title>";
     AppendEscaped(out, name);
     out += '\n';
     out += metric_.name + ": " + Value(frame.width) + " (" + views::FormatPercent(frame.width, layout_.total) + ")";
     if (!options_.inverted && frame.depth > 0) out += ", self " + Value(frame.self);
     if (spawn) out += options_.inverted ? "\nspawns the frame above" : "\nspawned by the frame below";
+    if (task) out += options_.inverted ? "\ncreates the task above" : "\na task created by the frame below";
     if (kind == Kind::kLibrary && !frame.module->empty()) {
       out += "\nmodule ";
       AppendEscaped(out, *frame.module);

@@ -11,7 +11,8 @@
 // per calling context, inlined functions as frames of their own, "<partial unwind>"
 // and "[deep stack: frames elided]" as the views name them. A logical spawn edge is a
 // "[spawn]" frame between the spawned function and its spawner, as in the pprof
-// export. Lock time (lock_wait, lock_blame) stays with the function that called the
+// export, and an OpenMP task edge a "[task]" frame between the task's function and
+// the function that created it. Lock time (lock_wait, lock_blame) stays with the function that called the
 // lock, as in the flat view. --inverted writes each path leaf first (the callers'
 // icicle, what flamegraph.pl --reverse draws).
 #include <cmath>
@@ -24,8 +25,6 @@
 
 namespace cilkprof::cli::exporters {
 namespace {
-
-constexpr const char* kSpawnFrame = "[spawn]";
 
 // A frame's text in a folded line: ';' separates frames and a newline ends the line,
 // so neither may appear in a name (C++ names have neither, but a file path might).
@@ -89,8 +88,8 @@ Status WriteFolded(const AnalysisInput& input, const ExportOptions& options, std
     const uint32_t parent = tree.parent(row);
     path.resize(length_at[parent]);
     if (!path.empty()) path += ';';
-    if (tree.edge(row) == views::Edge::kSpawn) {
-      path += kSpawnFrame;
+    if (const char* marker = views::EdgeMarker(tree.edge(row))) {
+      path += marker;
       path += ';';
     }
     path += frame_of(row);

@@ -17,6 +17,8 @@
 //   spawn edges   a "[spawn]" frame between a spawned function and the function that
 //                 spawned it: it shows in -traces, -peek, flame graphs and the call
 //                 graph, and never has flat time of its own, so -top is unchanged.
+//   task edges    the same with a "[task]" frame between an OpenMP task's function and
+//                 the function that created the task (wire EDGE_TASK, issue 17).
 //   markers       "<partial unwind>" and "[deep stack: frames elided]" are frames,
 //                 named as the views name them.
 //   locks         a lock node (lock_wait at a waiter, lock_blame at a releaser) is a
@@ -56,7 +58,6 @@ namespace {
 
 namespace pb = perftools::profiles;
 
-constexpr const char* kSpawnFrame = "[spawn]";
 
 std::string Basename(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -130,7 +131,7 @@ class Tables {
     return id;
   }
 
-  // A location standing for something that is not code: "[spawn]", the markers.
+  // A location standing for something that is not code: "[spawn]", "[task]", the markers.
   uint64_t Pseudo(const std::string& name) {
     uint64_t& id = pseudo_ids_[name];
     if (id != 0) return id;
@@ -284,6 +285,7 @@ Status WritePprof(const AnalysisInput& input, const ExportOptions& options, std:
     google::protobuf::io::CodedOutputStream coded(&compressed);
     std::vector<double> values(metric_count);
     pb::Sample sample;
+    bool any_task = false;
     for (uint32_t n = 0; n < nodes.size(); ++n) {
       nodes.Exclusive(n, metric_count, values.data());
       if (std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) continue;
@@ -315,9 +317,16 @@ Status WritePprof(const AnalysisInput& input, const ExportOptions& options, std:
         } else if (!nodes.lock(node)) {
           sample.add_location_id(tables.CodeLocation(nodes.location(node)));
         }
-        if (nodes.edge(node) == views::Edge::kSpawn) sample.add_location_id(tables.Pseudo(kSpawnFrame));
+        if (const char* marker = views::EdgeMarker(nodes.edge(node))) {
+          sample.add_location_id(tables.Pseudo(marker));
+          any_task |= nodes.edge(node) == views::Edge::kTask;
+        }
       }
       WriteField(pb::Profile::kSampleFieldNumber, sample, coded);
+    }
+    if (any_task) {
+      header.add_comment(
+          tables.String("[task] frames mark OpenMP task edges: the function below runs a task the one above created"));
     }
     tables.Finish();
     header.SerializeToCodedStream(&coded);

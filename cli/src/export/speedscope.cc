@@ -7,7 +7,8 @@
 //    "?? [module]", "<partial unwind>", "[lock NAME]"), with the file and first line of
 //    its definition; plus one frame "[spawn]", put on a stack between a function and
 //    the function it spawned (a logical spawn edge), so speedscope's sandwich view
-//    still sums each function over calls and spawns.
+//    still sums each function over calls and spawns, and likewise "[task]" between a
+//    function and an OpenMP task it created (wire EDGE_TASK).
 //  - profile 0, "all threads": every calling context with a non-zero value of the
 //    metric, weighted by it. The profile file keeps one tree merged over all threads
 //    (Profile.nodes; ThreadInfo holds only per-thread counters), so this is the whole
@@ -35,8 +36,6 @@
 
 namespace cilkprof::cli::exporters {
 namespace {
-
-constexpr const char* kSpawnFrameName = "[spawn]";
 
 void WriteJsonString(std::ostream& out, const std::string& text) {
   out << '"';
@@ -77,7 +76,7 @@ void WriteNumber(std::ostream& out, double value) {
 class Frames {
  public:
   Frames(const profile::Profile& profile, const views::ProfileNodes& nodes) : profile_(profile), nodes_(nodes) {
-    spawn_frame_ = Add(kSpawnFrameName, "", 0);
+    spawn_frame_ = Add(views::EdgeMarker(views::Edge::kSpawn), "", 0);
   }
 
   // The stack of node n, outermost first, into `stack`.
@@ -91,6 +90,7 @@ class Frames {
     }
     for (auto it = path_.rbegin(); it != path_.rend(); ++it) {
       if (nodes_.edge(*it) == views::Edge::kSpawn) stack.push_back(spawn_frame_);
+      if (nodes_.edge(*it) == views::Edge::kTask) stack.push_back(TaskFrame());
       const std::vector<uint32_t>& frames = NodeFrames(*it);
       stack.insert(stack.end(), frames.begin(), frames.end());
     }
@@ -138,6 +138,12 @@ class Frames {
     row.inlined = inlined;
     it->second = Add(views::RowLabel(row), labels_.File(label), l.line);
     return it->second;
+  }
+
+  // Added on first use: files of Cilk programs keep the frame list they always had.
+  uint32_t TaskFrame() {
+    if (task_frame_ == UINT32_MAX) task_frame_ = Add(views::EdgeMarker(views::Edge::kTask), "", 0);
+    return task_frame_;
   }
 
   uint32_t RootFrame() {
@@ -194,7 +200,7 @@ class Frames {
   std::unordered_map<uint64_t, uint32_t> by_label_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_location_;
   std::vector<uint32_t> path_, scratch_;
-  uint32_t spawn_frame_ = 0, root_frame_ = UINT32_MAX;
+  uint32_t spawn_frame_ = 0, task_frame_ = UINT32_MAX, root_frame_ = UINT32_MAX;
 };
 
 // One "sampled" profile, written as samples come.

@@ -194,8 +194,8 @@ std::string ContextNames::Path(uint32_t node, size_t max_frames) {
         break;
       }
       // The node's edge is how its outermost frame was entered (build.h).
-      const bool spawned = f + 1 == frames.size() && nodes_.edge(n) == views::Edge::kSpawn;
-      names.push_back((spawned ? "[spawn] " : "") + labels_.Name(frames[f]));
+      const char* marker = f + 1 == frames.size() ? views::EdgeMarker(nodes_.edge(n)) : nullptr;
+      names.push_back(marker ? std::string(marker) + " " + labels_.Name(frames[f]) : labels_.Name(frames[f]));
     }
   }
   std::string path = cut ? "... > " : "";

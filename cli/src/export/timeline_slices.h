@@ -94,7 +94,7 @@ class ContextNames {
   // The leaf function of `node`; "" for node 0 (no context) or one out of range.
   const std::string& Function(uint32_t node);
   // The innermost `max_frames` frames of the node's logical path, outermost first,
-  // "a > [spawn] b > c", with "... > " in front when cut.
+  // "a > [spawn] b > c" ("[task] b" for an OpenMP task), with "... > " in front when cut.
   std::string Path(uint32_t node, size_t max_frames);
 
  private:

@@ -93,7 +93,7 @@ std::vector<BottomUp::Row> BottomUp::Walk::Children(const Row& row) {
   auto key = [&](const Entry& e) -> uint64_t {
     const uint32_t up = tree_.parent(e.caller);
     if (up == 0) return kNoCaller;
-    return uint64_t{tree_.label(up)} << 1 | (tree_.edge(e.caller) == Edge::kSpawn ? 1 : 0);
+    return uint64_t{tree_.label(up)} << 2 | static_cast<uint64_t>(tree_.edge(e.caller));
   };
   const auto first = entries_.begin() + row.begin, last = entries_.begin() + row.end;
   std::stable_sort(first, last, [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
@@ -106,7 +106,7 @@ std::vector<BottomUp::Row> BottomUp::Walk::Children(const Row& row) {
     const Edge edge = tree_.edge(entries_[i].caller);
     for (; j < row.end && key(entries_[j]) == k; ++j) {}
     for (uint32_t e = i; e < j; ++e) entries_[e].caller = tree_.parent(entries_[e].caller);
-    children.push_back(MakeRow(static_cast<LabelId>(k >> 1), edge, i, j));
+    children.push_back(MakeRow(static_cast<LabelId>(k >> 2), edge, i, j));
     i = j;
   }
   return children;

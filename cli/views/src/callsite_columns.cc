@@ -93,7 +93,9 @@ NodeSites JoinCallSitesToNodes(const profile::Profile& p, const ProfileNodes& no
   result.offsets_.assign(node_count + 1, 0);
   for (uint32_t n = 1; n < node_count; ++n) {
     // A node's parent frame is stopped at the instruction that led to it: the spawn
-    // point for a spawned strand, else the call instruction of the call it is in.
+    // point for a spawned strand (or the creation point of an OpenMP task, which the
+    // work/span tables key like a spawn point), else the call instruction of the call
+    // it is in.
     const size_t parent = nodes.parent(n);
     int address = -1;
     // A lock leaf is no callee: the call sites of its parent's address are not its.
@@ -102,7 +104,7 @@ NodeSites JoinCallSitesToNodes(const profile::Profile& p, const ProfileNodes& no
       if (location != 0 && location < location_count) address = location_address[location];
     }
     if (address >= 0) {
-      const auto& sites = nodes.edge(n) == Edge::kSpawn ? spawn_sites_at[address] : call_sites_at[address];
+      const auto& sites = nodes.edge(n) != Edge::kCall ? spawn_sites_at[address] : call_sites_at[address];
       result.ids_.insert(result.ids_.end(), sites.begin(), sites.end());
     }
     result.offsets_[n + 1] = static_cast<uint32_t>(result.ids_.size());

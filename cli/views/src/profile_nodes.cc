@@ -17,7 +17,7 @@ void ProfileNodes::Add(const profile::Node& node) {
   flags_.push_back(static_cast<uint8_t>((node.kind() == wire::FRAME_PARTIAL_UNWIND ? kPartialFlag : 0) |
                                         (node.kind() == wire::FRAME_ELIDED ? kElidedFlag : 0) |
                                         (node.kind() == wire::FRAME_LOCK ? kLockFlag : 0) |
-                                        (node.edge() == wire::EDGE_SPAWN ? kSpawnFlag : 0)));
+                                        static_cast<uint8_t>(EdgeOf(node.edge())) << kEdgeShift));
   const auto& values = node.exclusive();
   // Trailing zeros are not kept; a node without any value keeps nothing.
   int kept = values.size();

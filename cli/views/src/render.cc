@@ -16,8 +16,6 @@ namespace {
 
 double ValueAt(const std::vector<double>& values, size_t m) { return m < values.size() ? values[m] : 0.0; }
 
-const char* EdgeName(Edge edge) { return edge == Edge::kSpawn ? "spawn" : "call"; }
-
 void PadLeft(std::string& line, const std::string& text, size_t width) {
   if (text.size() < width) line.append(width - text.size(), ' ');
   line += text;

@@ -36,7 +36,7 @@ uint32_t RowTreeBuilder::Find(uint32_t parent, LabelId label, Edge edge) const {
     const uint32_t row = slots_[i];
     if (row == kEmpty) return kEmpty;
     if (parent_[row] == parent && label_[row] == label &&
-        ((flags_[row] & RowTree::kSpawnFlag) != 0) == (edge == Edge::kSpawn)) {
+        static_cast<Edge>(flags_[row] & RowTree::kEdgeMask) == edge) {
       return row;
     }
   }
@@ -44,7 +44,7 @@ uint32_t RowTreeBuilder::Find(uint32_t parent, LabelId label, Edge edge) const {
 
 void RowTreeBuilder::Index(uint32_t row) {
   const size_t mask = slots_.size() - 1;
-  const Edge edge = (flags_[row] & RowTree::kSpawnFlag) ? Edge::kSpawn : Edge::kCall;
+  const Edge edge = static_cast<Edge>(flags_[row] & RowTree::kEdgeMask);
   size_t i = SlotHash(parent_[row], label_[row], edge) & mask;
   while (slots_[i] != kEmpty) i = (i + 1) & mask;
   slots_[i] = row;
@@ -59,7 +59,7 @@ uint32_t RowTreeBuilder::Add(uint32_t parent, LabelId label, Edge edge, bool inl
   const uint32_t row = size();
   label_.push_back(label);
   parent_.push_back(parent);
-  flags_.push_back(static_cast<uint8_t>((edge == Edge::kSpawn ? RowTree::kSpawnFlag : 0) |
+  flags_.push_back(static_cast<uint8_t>(static_cast<uint8_t>(edge) |
                                         (inlined ? RowTree::kInlinedFlag : 0)));
   if (inclusive_mode_ == Inclusive::kAsAdded) inclusive_.resize(inclusive_.size() + metric_count_, 0.0);
   exclusive_.resize(exclusive_.size() + metric_count_, 0.0);

@@ -253,7 +253,7 @@ std::string RowLabel(const RowView& row) {
       break;
   }
   std::string label;
-  if (row.edge == Edge::kSpawn) label += "[spawn] ";
+  if (const char* marker = EdgeMarker(row.edge)) label = std::string(marker) + " ";
   label += name;
   if (name == "??") label += " [" + (module.empty() ? std::string("unknown module") : Basename(module)) + "]";
   if (row.inlined) label += " (inline)";

@@ -6,8 +6,9 @@
 // attaches them to the nodes of the profile's address-level calling-context tree, and
 // the builders (build.h) carry the result to the folded rows:
 //
-//   spawn site   a node entered by a spawn edge whose parent's location is the site's
-//                spawn point (compared by module path, build-id and offset);
+//   spawn site   a node entered by a spawn edge, or by an OpenMP task edge (the task's
+//                creation point is keyed like a spawn point), whose parent's location
+//                is the site's spawn point (compared by module path, build-id and offset);
 //   call site    a node entered by a call edge whose parent's location is the site's
 //                call instruction (the callee's frames under the caller stopped at
 //                that call).

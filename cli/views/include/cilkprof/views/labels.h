@@ -13,7 +13,24 @@
 
 namespace cilkprof::views {
 
-enum class Edge : uint8_t { kCall, kSpawn };
+// How a row was entered from its parent: a call, a Cilk spawn, or an OpenMP task
+// created at the parent's site (wire::EDGE_TASK, issue 17). Spawns and tasks are the
+// logical edges: the views mark them ("[spawn] f", "[task] f") and the exports put a
+// "[spawn]" or "[task]" frame between the child and its creator.
+enum class Edge : uint8_t { kCall, kSpawn, kTask };
+
+// The edge of a wire::EdgeKind value; unknown values read as calls.
+inline Edge EdgeOf(int wire_edge) {
+  return wire_edge == 1 ? Edge::kSpawn : wire_edge == 2 ? Edge::kTask : Edge::kCall;
+}
+// "[spawn]" or "[task]" for a logical edge, nullptr for a call.
+inline const char* EdgeMarker(Edge edge) {
+  return edge == Edge::kSpawn ? "[spawn]" : edge == Edge::kTask ? "[task]" : nullptr;
+}
+// "call", "spawn" or "task" (the json and csv renderings' edge field).
+inline const char* EdgeName(Edge edge) {
+  return edge == Edge::kSpawn ? "spawn" : edge == Edge::kTask ? "task" : "call";
+}
 
 // The kind of a row. Which fields of a label make it distinct depends on it.
 enum class RowKind : uint8_t {

@@ -31,12 +31,13 @@ class ProfileNodes {
   // A FRAME_LOCK leaf (issue 14): location() is the lock object, not code.
   bool lock(uint32_t n) const { return (flags_[n] & kLockFlag) != 0; }
   bool code(uint32_t n) const { return (flags_[n] & (kPartialFlag | kElidedFlag | kLockFlag)) == 0; }  // FRAME_PC
-  Edge edge(uint32_t n) const { return (flags_[n] & kSpawnFlag) ? Edge::kSpawn : Edge::kCall; }
+  Edge edge(uint32_t n) const { return static_cast<Edge>(flags_[n] >> kEdgeShift); }
   // Writes `count` exclusive values of node n to `out`, zeros where it has none.
   void Exclusive(uint32_t n, size_t count, double* out) const;
 
  private:
-  static constexpr uint8_t kPartialFlag = 1, kSpawnFlag = 2, kElidedFlag = 4, kLockFlag = 8;
+  // Kind flags in the low bits, the Edge above kEdgeShift.
+  static constexpr uint8_t kPartialFlag = 1, kElidedFlag = 4, kLockFlag = 8, kEdgeShift = 4;
   std::vector<uint32_t> parent_, location_;
   std::vector<uint8_t> flags_;
   // Values of nodes with a non-zero one: node n's are values_[first_[n] .. first_[n + 1]).

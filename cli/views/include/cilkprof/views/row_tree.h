@@ -63,7 +63,7 @@ class RowTree {
   LabelId label(uint32_t n) const { return label_[n]; }
   uint32_t parent(uint32_t n) const { return parent_[n]; }  // the root's parent is 0
   uint32_t end(uint32_t n) const { return end_[n]; }        // one past n's last descendant
-  Edge edge(uint32_t n) const { return (flags_[n] & kSpawnFlag) ? Edge::kSpawn : Edge::kCall; }
+  Edge edge(uint32_t n) const { return static_cast<Edge>(flags_[n] & kEdgeMask); }
   // Every address folded into the row was inlined code.
   bool inlined(uint32_t n) const { return (flags_[n] & kInlinedFlag) != 0; }
   // data() + offset, not &v[offset]: a profile without metrics stores none, and
@@ -82,7 +82,8 @@ class RowTree {
 
  private:
   friend class RowTreeBuilder;
-  static constexpr uint8_t kSpawnFlag = 1, kInlinedFlag = 2;
+  // The Edge in the low two bits, then the inlined flag.
+  static constexpr uint8_t kEdgeMask = 3, kInlinedFlag = 4;
 
   TreeContext context_;
   std::vector<LabelId> label_;
