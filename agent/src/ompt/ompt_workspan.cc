@@ -439,16 +439,13 @@ void TaskSchedule(TaskRecord* prior, ompt_task_status_t prior_status, TaskRecord
   if (ts == nullptr) return;
   if (prior != nullptr) {
     TaskState& p = Task(prior);
-    switch (prior_status) {
-      case ompt_task_complete:
-      case ompt_task_cancel:
-      case ompt_task_early_fulfill:
-      case ompt_task_late_fulfill:
-        Complete(*ts, p);
-        break;
-      default:  // switch, yield, detach (its completion comes with the fulfill)
-        EndStrand(*ts, p);
-        break;
+    if (CompletesTask(prior_status)) {
+      Complete(*ts, p);
+    } else if (prior_status != ompt_task_early_fulfill) {
+      // switch, yield, detach (its completion comes with the late fulfill). Not an
+      // early fulfill: reported by the thread that fulfilled the event while the task
+      // runs, maybe on another thread, whose strand is not this thread's to end.
+      EndStrand(*ts, p);
     }
   }
   if (next != nullptr) {

@@ -74,8 +74,19 @@ void ImplicitTaskEnd(TaskRecord* task);
 // ompt_callback_task_create (explicit tasks; `parent` = the encountering task).
 void TaskCreate(TaskRecord* parent, TaskRecord* child, const void* codeptr_ra, uint32_t flags,
                 bool has_dependences);
-// ompt_callback_task_schedule: `prior` stops running (status ompt_task_complete or
-// ompt_task_late_fulfill: it completed; its state is released here), `next` runs.
+// Whether a task_schedule with this prior_task_status completes the prior task (OMPT
+// 5.1, "ompt_task_status_t"; libomp 14's kmp_tasking.cpp): complete, cancel, and
+// late_fulfill (a detached task, whose structured block had ended with status detach,
+// completes when its event is fulfilled; reported on the fulfilling thread, next
+// null). Not early_fulfill: the event was fulfilled while the task still runs its
+// structured block, possibly on another thread, and the task's own end follows with
+// status complete. The tool core frees the record exactly then (ompt_tool.cc).
+inline bool CompletesTask(ompt_task_status_t status) {
+  return status == ompt_task_complete || status == ompt_task_cancel || status == ompt_task_late_fulfill;
+}
+// ompt_callback_task_schedule: `prior` stops running (a status that CompletesTask: it
+// completed; its state is released here), `next` runs. An early fulfill (prior
+// running elsewhere, next null) changes nothing.
 void TaskSchedule(TaskRecord* prior, ompt_task_status_t prior_status, TaskRecord* next);
 // ompt_callback_sync_region (begin / end) and ompt_callback_sync_region_wait (begin):
 // barriers of every kind, taskwait, taskgroup (whose begin opens the group; its wait

@@ -360,6 +360,55 @@ TEST_F(OmptWorkSpanTest, TaskOutlivesItsCreator) {
   EXPECT_EQ(s.program.burdened_span, 13u + 2 * kBurden);
 }
 
+// A detachable task D whose event is fulfilled early (omp_fulfill_event on thread a
+// while D still runs on thread b): libomp reports task_schedule(D, early_fulfill,
+// null) on a, and D's own end later with status complete on b. Only that end
+// completes D: its whole strand is work and the taskwait joins it.
+TEST_F(OmptWorkSpanTest, EarlyFulfillDoesNotCompleteTheTask) {
+  Worker a, b;
+  auto new_task = [this] { return NewTask(); };
+  const Team team = Open(this, a, b, new_task, NewRegion());
+  TaskRecord* d = NewTask();
+  a.Run([&] {
+    ws::Charge(1);
+    ws::TaskCreate(team.i0, d, Site(1), ompt_task_explicit, false);  // D starts at 1
+    ws::SyncRegionBegin(ompt_sync_region_taskwait, team.i0, nullptr);
+    ws::SyncRegionWaitBegin(ompt_sync_region_taskwait, team.i0);
+  });
+  b.Run([&] {  // I1 at the region's end barrier runs D
+    ws::SyncRegionBegin(ompt_sync_region_barrier_implicit, team.i1, nullptr);
+    ws::SyncRegionWaitBegin(ompt_sync_region_barrier_implicit, team.i1);
+    ws::TaskSchedule(team.i1, ompt_task_switch, d);
+    ws::Charge(2);
+  });
+  a.Run([&] { ws::TaskSchedule(d, ompt_task_early_fulfill, nullptr); });
+  b.Run([&] {
+    ws::Charge(3);
+    ws::TaskSchedule(d, ompt_task_complete, team.i1);  // D ends at 6
+  });
+  Scribble(d);
+  a.Run([&] {
+    ws::SyncRegionEnd(ompt_sync_region_taskwait, team.i0, nullptr);  // I0 at 6
+    ws::Charge(1);                                                    // 7
+    ws::SyncRegionBegin(ompt_sync_region_barrier_implicit, team.i0, nullptr);
+    ws::SyncRegionEnd(ompt_sync_region_barrier_implicit, team.i0, nullptr);
+    ws::ImplicitTaskEnd(team.i0);
+    ws::ParallelEnd(team.initial, team.region);
+  });
+  Scribble(team.region);
+  b.Run([&] {
+    ws::SyncRegionEnd(ompt_sync_region_barrier_implicit, team.i1, nullptr);
+    ws::ImplicitTaskEnd(team.i1);
+  });
+  const auto s = ws::TakeSnapshot();
+  EXPECT_EQ(s.program.work, 1u + 2 + 3 + 1);
+  EXPECT_EQ(s.program.span, 7u);
+  const auto* site = FindSite(s, Site(1));
+  ASSERT_NE(site, nullptr);
+  EXPECT_EQ(site->work_on_work, 5u);
+  EXPECT_EQ(site->span_on_work, 5u);
+}
+
 // One dag, two schedules: the root creates four tasks (work 4, 9, 2, 6) and waits;
 // first they run in creation order on thread a, then in reverse, split between the
 // two threads with the waiting thread running some. Same figures both ways.
