@@ -6,7 +6,9 @@
 // Hot path: task_create and task_schedule run once or twice per task of a program that
 // may create millions. They take and release pooled records (no malloc), write a few
 // words of the calling thread's record, and change the shared `working` counter only
-// on a state transition. No logging, no locks (but the pools' one per batch).
+// on a state transition. No logging, no locks (but the pools' one per batch). What the
+// modules add is behind one predictable branch each when off: creation paths only while
+// the agent samples (CapturePaths), work/span only when measured (g_workspan).
 #include "ompt/ompt_tool.h"
 
 #include <dlfcn.h>
@@ -17,11 +19,13 @@
 #include <string>
 
 #include "agent_state.h"
+#include "instrumentation.h"
 #include "log.h"
 #include "ompt/creation_path.h"
 #include "ompt/ompt_locks.h"
 #include "ompt/ompt_records.h"
 #include "ompt/ompt_runtime_view.h"
+#include "ompt/ompt_workspan.h"
 
 #define CILKPROF_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -29,6 +33,33 @@ namespace cilkprof::agent::ompt {
 namespace {
 
 bool g_active = false;  // initialize accepted (atomic accesses)
+
+// Work/span of the task graph is measured (ompt_workspan.h): set by initialize, before
+// libomp reports any other event, and never changed (a standby agent measures none:
+// docs/OPENMP.md "Work and span of task graphs"). Read by every callback.
+bool g_workspan = false;
+// ompt_start_tool's runtime_version (libomp's static string), for the work/span model.
+const char* g_runtime_version = nullptr;
+
+namespace ws = workspan;
+
+// The work/span engine's share of a callback: instrumentation, not the program's work,
+// to the sampler (instrumentation.h), as the Cilk tool's hooks are. One predictable
+// branch when work/span is off.
+template <typename F>
+inline void MeasureWorkSpan(F&& engine_calls) {
+  if (__builtin_expect(!g_workspan, 0)) return;
+  InstrumentationScope in_tool;
+  engine_calls();
+}
+
+// Creation contexts are for the sampler: recorded only while the agent samples. Off in
+// a standby agent before its attach (and between windows) and in the instrumented run
+// of --workspan=separate (no sample source): a task then has no recorded path, and its
+// samples, if any, are walked physically (docs/OPENMP.md "Logical paths of tasks").
+inline bool CapturePaths() {
+  return __atomic_load_n(&g_sampling, __ATOMIC_ACQUIRE) != 0 && g_state->sampler.sampled;
+}
 
 TaskRecord* TaskOf(const ompt_data_t* data) {
   return data != nullptr ? static_cast<TaskRecord*>(data->ptr) : nullptr;
@@ -69,9 +100,12 @@ void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_d
   parallel_data->ptr = region;
   if (region == nullptr) return;
   region->requested_threads = requested_parallelism;
+  TaskRecord* encountering = TaskOf(encountering_task);
+  MeasureWorkSpan([&] { ws::ParallelBegin(encountering, region); });
   // The region's implicit tasks run under the code that opened it (creation_path.h).
-  const TaskRecord* encountering = TaskOf(encountering_task);
-  region->path = CaptureCreationPath(encountering != nullptr ? encountering->path : nullptr, g_handler_mode);
+  if (CapturePaths()) {
+    region->path = CaptureCreationPath(encountering != nullptr ? encountering->path : nullptr, g_handler_mode);
+  }
 }
 
 // On the encountering thread, after its implicit task of the region ended: it goes on
@@ -79,6 +113,7 @@ void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_d
 // under nested parallelism), which works.
 void OnParallelEnd(ompt_data_t* parallel_data, ompt_data_t* encountering_task, int, const void*) {
   RegionRecord* region = RegionOf(parallel_data);
+  MeasureWorkSpan([&] { ws::ParallelEnd(TaskOf(encountering_task), region); });
   if (region != nullptr) {
     Release(region->path);
     region->path = nullptr;
@@ -108,9 +143,10 @@ void OnImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, 
       task->flags = static_cast<uint32_t>(flags);
       // An implicit task runs under its region's creation context; the initial task
       // has none (walked physically to main).
-      const RegionRecord* region = (flags & ompt_task_initial) ? nullptr : RegionOf(parallel_data);
+      RegionRecord* region = (flags & ompt_task_initial) ? nullptr : RegionOf(parallel_data);
       task->path = region != nullptr ? region->path : nullptr;
       Retain(task->path);
+      MeasureWorkSpan([&] { ws::ImplicitTaskBegin(region, task, static_cast<uint32_t>(flags)); });
     }
     RunTask(t, task);
     SetWorkerState(t, CILKPROF_STATE_WORKING);
@@ -120,6 +156,7 @@ void OnImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, 
   RunTask(t, nullptr);
   SetWorkerState(t, (flags & ompt_task_initial) ? CILKPROF_STATE_NOT_A_WORKER : CILKPROF_STATE_IDLE);
   if (task != nullptr) {
+    MeasureWorkSpan([&] { ws::ImplicitTaskEnd(task); });
     Release(task->path);  // after RunTask: the handler no longer reads it
     task->path = nullptr;
     FreeTaskRecord(task);
@@ -130,26 +167,32 @@ void OnImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, 
 // ---- Explicit tasks --------------------------------------------------------------
 
 void OnTaskCreate(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* new_task_data, int flags,
-                  int, const void*) {
+                  int has_dependences, const void* codeptr_ra) {
   TaskRecord* task = NewTaskRecord();
   new_task_data->ptr = task;
   if (task == nullptr) return;
   task->flags = static_cast<uint32_t>(flags);
   task->parent = TaskOf(encountering_task);
-  task->path = CaptureCreationPath(task->parent != nullptr ? task->parent->path : nullptr, g_handler_mode);
-}
-
-bool Completes(ompt_task_status_t status) {
-  return status == ompt_task_complete || status == ompt_task_cancel || status == ompt_task_late_fulfill;
+  if (CapturePaths()) {
+    task->path = CaptureCreationPath(task->parent != nullptr ? task->parent->path : nullptr, g_handler_mode);
+  }
+  MeasureWorkSpan([&] {
+    ws::TaskCreate(task->parent, task, codeptr_ra, static_cast<uint32_t>(flags), has_dependences != 0);
+  });
 }
 
 // prior stops running on this thread (completed, yielded, detached, or switched away
-// from at a scheduling point) and next runs. next is null for a late fulfill (the
-// event that completes a detached task, reported where the event is fulfilled).
+// from at a scheduling point) and next runs. next is null for an early or late fulfill
+// (reported where the event is fulfilled: a late one completes a detached task, an
+// early one comes while the task still runs, maybe on another thread, and completes
+// nothing; ws::CompletesTask says which statuses complete the prior task, for both the
+// engine and the record's release here).
 // A task run inside a barrier or taskwait makes the waiting thread work; returning to
 // the waiting task makes it idle again (next->waiting).
 void OnTaskSchedule(ompt_data_t* prior_task, ompt_task_status_t prior_status, ompt_data_t* next_task) {
   TaskRecord* next = TaskOf(next_task);
+  TaskRecord* prior = TaskOf(prior_task);
+  MeasureWorkSpan([&] { ws::TaskSchedule(prior, prior_status, next); });
   if (next != nullptr) {
     OmpThread* t = Thread();
     if (t != nullptr) {
@@ -157,8 +200,7 @@ void OnTaskSchedule(ompt_data_t* prior_task, ompt_task_status_t prior_status, om
       SetWorkerState(t, next->waiting ? CILKPROF_STATE_IDLE : CILKPROF_STATE_WORKING);
     }
   }
-  TaskRecord* prior = TaskOf(prior_task);
-  if (prior != nullptr && Completes(prior_status)) {
+  if (prior != nullptr && ws::CompletesTask(prior_status)) {
     Release(prior->path);  // after RunTask(next): the handler no longer reads it
     prior->path = nullptr;
     FreeTaskRecord(prior);
@@ -168,13 +210,27 @@ void OnTaskSchedule(ompt_data_t* prior_task, ompt_task_status_t prior_status, om
 
 // ---- Synchronization -------------------------------------------------------------
 
-// A barrier, taskwait or taskgroup as a whole (the work/span module joins tasks here).
-void OnSyncRegion(ompt_sync_region_t, ompt_scope_endpoint_t, ompt_data_t*, ompt_data_t*, const void*) {}
+// A barrier, taskwait or taskgroup as a whole: the work/span module joins tasks here.
+// libomp 14 reports the region's end barrier as ompt_sync_region_barrier_implicit
+// (OpenMP 5.0's kind), later versions as barrier_implicit_parallel: the engine
+// handles both.
+void OnSyncRegion(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task_data,
+                  const void* codeptr_ra) {
+  MeasureWorkSpan([&] {
+    TaskRecord* task = TaskOf(task_data);
+    if (endpoint == ompt_scope_begin) {
+      ws::SyncRegionBegin(kind, task, codeptr_ra);
+    } else {
+      ws::SyncRegionEnd(kind, task, codeptr_ra);
+    }
+  });
+}
 
 // The waiting part of a barrier, taskwait or taskgroup: the thread is idle unless it
 // runs a task meanwhile (task_schedule switches to WORKING and back).
-void OnSyncRegionWait(ompt_sync_region_t, ompt_scope_endpoint_t endpoint, ompt_data_t*, ompt_data_t* task_data,
-                      const void*) {
+void OnSyncRegionWait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint, ompt_data_t*,
+                      ompt_data_t* task_data, const void*) {
+  if (endpoint == ompt_scope_begin) MeasureWorkSpan([&] { ws::SyncRegionWaitBegin(kind, TaskOf(task_data)); });
   OmpThread* t = Thread();
   if (t == nullptr) return;
   TaskRecord* task = TaskOf(task_data);
@@ -206,6 +262,11 @@ int Initialize(ompt_function_lookup_t lookup, int, ompt_data_t*) {
   // libomp's code: the lookup function is libomp's own.
   AttachOmptRuntime(reinterpret_cast<const void*>(lookup));
   ConfigureCreationPaths(reinterpret_cast<const void*>(lookup));
+  // Work/span (ompt_workspan.h) under `cilkprof run` unless CILKPROF_WORKSPAN=0; before
+  // any callback is registered, so every region it measures is seen from its begin.
+  // A standby agent measures none: OMPT delivers events from libomp's start only, and
+  // an attach window would begin in the middle of the task graph.
+  g_workspan = !g_state->standby && ws::SetUp(g_runtime_version);
   const Registration registrations[] = {
       {ompt_callback_thread_begin, AsCallback(&OnThreadBegin), "thread_begin"},
       {ompt_callback_thread_end, AsCallback(&OnThreadEnd), "thread_end"},
@@ -265,11 +326,12 @@ bool OmptToolActive() { return __atomic_load_n(&g_active, __ATOMIC_ACQUIRE); }
 
 }  // namespace cilkprof::agent::ompt
 
-CILKPROF_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned int, const char*) {
+CILKPROF_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned int, const char* runtime_version) {
   using namespace cilkprof::agent::ompt;
   // Inactive agent (no aggregator, start-up failed, a fork child told not to follow):
   // no tool, so libomp runs with no callback at all.
   if (!AgentWantsTool()) return nullptr;
+  g_runtime_version = runtime_version;
   return &g_tool;
 }
 
