@@ -61,6 +61,14 @@ inline bool CapturePaths() {
   return __atomic_load_n(&g_sampling, __ATOMIC_ACQUIRE) != 0 && g_state->sampler.sampled;
 }
 
+// A capture is the profiler's own cost, like the work/span engine's: a sample taken in
+// it (often in the unwinder, whose own stack may not unwind) is instrumentation, not
+// the program's work at a partial path.
+const CreationPath* CaptureInTool(const CreationPath* parent) {
+  InstrumentationScope in_tool;
+  return CaptureCreationPath(parent, g_handler_mode);
+}
+
 TaskRecord* TaskOf(const ompt_data_t* data) {
   return data != nullptr ? static_cast<TaskRecord*>(data->ptr) : nullptr;
 }
@@ -104,7 +112,7 @@ void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_d
   MeasureWorkSpan([&] { ws::ParallelBegin(encountering, region); });
   // The region's implicit tasks run under the code that opened it (creation_path.h).
   if (CapturePaths()) {
-    region->path = CaptureCreationPath(encountering != nullptr ? encountering->path : nullptr, g_handler_mode);
+    region->path = CaptureInTool(encountering != nullptr ? encountering->path : nullptr);
   }
 }
 
@@ -174,7 +182,7 @@ void OnTaskCreate(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data
   task->flags = static_cast<uint32_t>(flags);
   task->parent = TaskOf(encountering_task);
   if (CapturePaths()) {
-    task->path = CaptureCreationPath(task->parent != nullptr ? task->parent->path : nullptr, g_handler_mode);
+    task->path = CaptureInTool(task->parent != nullptr ? task->parent->path : nullptr);
   }
   MeasureWorkSpan([&] {
     ws::TaskCreate(task->parent, task, codeptr_ra, static_cast<uint32_t>(flags), has_dependences != 0);
