@@ -285,10 +285,17 @@ void WalkLogical(Cursor& cursor, WalkState* state) {
   }
 }
 
+// Frame 0 of a walk that does not start at a spawn point: the request's start frame
+// or its signal context.
+template <class Cursor>
+bool InitAtStart(Cursor& cursor, const LogicalRequest& request) {
+  return request.start != nullptr ? cursor.InitFromSavedRegs(*request.start) : cursor.InitFromContext(request.context);
+}
+
 void GuardedDwarfWalk(void* arg) {
   auto* state = static_cast<WalkState*>(arg);
   DwarfCursor cursor;
-  if (state->start_at_spawn == nullptr && !cursor.InitFromContext(state->request->context)) {
+  if (state->start_at_spawn == nullptr && !InitAtStart(cursor, *state->request)) {
     state->partial = true;
     return;
   }
@@ -318,13 +325,15 @@ void ReadParentGuarded(void* arg) {
 GuardOutcome WalkFramePointers(WalkState* state) {
   FramePointerWalk walk;
   walk.state = state;
-  // Reads only the ucontext itself, which the kernel wrote: cannot fault.
-  if (state->start_at_spawn == nullptr && !walk.cursor.InitFromContext(state->request->context)) {
+  // Reads only the ucontext itself (which the kernel wrote) or the start registers:
+  // cannot fault.
+  if (state->start_at_spawn == nullptr && !InitAtStart(walk.cursor, *state->request)) {
     state->partial = true;
     return GuardOutcome::kCompleted;
   }
   if (!state->request->allow_cfi) walk.cursor.DisallowCfi();
-  if (state->request->probe_frameless_leaf && state->start_at_spawn == nullptr) {
+  // A start frame is a calling frame, never a frameless leaf.
+  if (state->request->probe_frameless_leaf && state->start_at_spawn == nullptr && state->request->start == nullptr) {
     const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
     if (probe == GuardOutcome::kReentered) return probe;
   }
@@ -354,11 +363,38 @@ void Finish(const WalkState& state, LogicalResult* result) {
 
 }  // namespace
 
+bool CallerOfFrameRecord(uintptr_t frame, uintptr_t return_address, uintptr_t sp_floor,
+                         cilkprof_saved_regs_t* regs) {
+  constexpr uintptr_t kMaxDistance = uintptr_t{1} << 20;
+  if (return_address == 0 || frame % sizeof(uintptr_t) != 0 || frame < sp_floor || frame - sp_floor >= kMaxDistance) {
+    return false;
+  }
+  struct Read {
+    uintptr_t frame;
+    uintptr_t record[2];
+  } read{frame, {0, 0}};
+  const GuardOutcome outcome = RunGuarded(
+      [](void* arg) {
+        auto* r = static_cast<Read*>(arg);
+        const auto* record = reinterpret_cast<const uintptr_t*>(r->frame);
+        r->record[0] = record[0];
+        r->record[1] = record[1];
+      },
+      &read);
+  if (outcome != GuardOutcome::kCompleted || read.record[1] != return_address) return false;
+  *regs = cilkprof_saved_regs_t{};
+  regs->pc = return_address;
+  regs->sp = frame + 2 * sizeof(uintptr_t);
+  regs->fp = read.record[0];
+  return true;
+}
+
 LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32_t max_frames) {
   LogicalResult result;
-  if (request.context == nullptr || frames == nullptr || max_frames == 0) {
-    result.partial = request.context == nullptr;
-    result.truncated = request.context != nullptr;
+  const bool has_start = request.context != nullptr || request.start != nullptr;
+  if (!has_start || frames == nullptr || max_frames == 0) {
+    result.partial = !has_start;
+    result.truncated = has_start;
     return result;
   }
   WalkState state = NewWalkState(&request, frames, max_frames);

@@ -3,6 +3,7 @@
 
 #include <libunwind.h>
 #include <link.h>
+#include <omp-tools.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -201,6 +202,38 @@ const CreationPath* PathOf(const unwinder::RecordedPath* recorded) {
   return reinterpret_cast<const CreationPath*>(recorded);
 }
 
+// ---- Counts (CreationCaptureCounts). Full unwinds are rare: one shared counter. The
+// captures are counted per thread and added to the shared total by batches, so that
+// threads creating tasks at full speed do not share a cache line per task.
+
+uint64_t g_captures = 0;      // atomic accesses
+uint64_t g_full_unwinds = 0;  // atomic accesses
+__thread uint32_t tls_captures __attribute__((tls_model("initial-exec")));
+
+void CountCapture(bool full_unwind) {
+  if (++tls_captures == kCaptureCountBatch) {
+    __atomic_fetch_add(&g_captures, kCaptureCountBatch, __ATOMIC_RELAXED);
+    tls_captures = 0;
+  }
+  if (full_unwind) __atomic_fetch_add(&g_full_unwinds, 1, __ATOMIC_RELAXED);
+}
+
+// The registers of the creating code where it called into libomp (LogicalRequest::start),
+// from the encountering task's enter_frame: libomp's entry points (__kmpc_omp_task,
+// __kmpc_omp_task_with_deps, __kmpc_fork_call, the GOMP_* ones) store their own
+// __builtin_frame_address(0) there before they report task_create or parallel_begin, so
+// the record at enter_frame holds the creating code's rbp and, as its return address,
+// codeptr_ra. Anything else (no frame, a CFA, another frame: an entry that had set
+// enter_frame before, __kmp_serialized_parallel's own frame, an if(0) task's
+// application frame) does not match codeptr_ra and is refused.
+bool StartAtRuntimeEntry(const ompt_frame_t* frame, const void* codeptr_ra, cilkprof_saved_regs_t* regs) {
+  if (frame == nullptr || codeptr_ra == nullptr || frame->enter_frame.ptr == nullptr) return false;
+  if ((frame->enter_frame_flags & ompt_frame_cfa) != 0) return false;
+  const auto sp_floor = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  return unwinder::CallerOfFrameRecord(reinterpret_cast<uintptr_t>(frame->enter_frame.ptr),
+                                       reinterpret_cast<uintptr_t>(codeptr_ra), sp_floor, regs);
+}
+
 }  // namespace
 
 bool ConfigureCreationPaths(const void* libomp_address) {
@@ -209,18 +242,26 @@ bool ConfigureCreationPaths(const void* libomp_address) {
   return dl_iterate_phdr(CollectModule, &address) != 0;
 }
 
-const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode) {
-  // libunwind's getcontext: the registers only, without getcontext()'s system call
-  // for the signal mask (the walk never needs it). On x86-64 its context is a
-  // ucontext_t (dwarf_cursor.cc).
-  unw_context_t context;
-  if (unw_getcontext(&context) != 0) return nullptr;
+const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode,
+                                        const ompt_frame_t* encountering_frame, const void* codeptr_ra) {
   unwinder::LogicalRequest request;
   request.mode = mode;
-  request.context = reinterpret_cast<const ucontext_t*>(&context);
   request.elided = ElidedRanges(&request.elided_count);  // the agent's code and libomp's
   request.boundary = BoundaryRanges(&request.boundary_count);
-  request.probe_frameless_leaf = false;  // frame 0 is this function
+  cilkprof_saved_regs_t start;
+  // Only when the walk does not start at the creating code: libunwind's getcontext,
+  // the registers only, without getcontext()'s system call for the signal mask (the
+  // walk never needs it). On x86-64 its context is a ucontext_t (dwarf_cursor.cc).
+  unw_context_t context;
+  const bool full_unwind = !StartAtRuntimeEntry(encountering_frame, codeptr_ra, &start);
+  if (!full_unwind) {
+    request.start = &start;
+  } else {
+    if (unw_getcontext(&context) != 0) return nullptr;
+    request.context = reinterpret_cast<const ucontext_t*>(&context);
+    request.probe_frameless_leaf = false;  // frame 0 is this function
+  }
+  CountCapture(full_unwind);
   unwinder::Frame frames[kMaxCreationFrames];
   const unwinder::LogicalResult r = unwinder::UnwindLogical(request, frames, kMaxCreationFrames);
   uintptr_t pcs[kMaxCreationFrames];
@@ -249,6 +290,13 @@ void Release(const CreationPath* path) {
     path = PathOf(node->recorded.parent);
     FreeNode(node);
   }
+}
+
+CaptureCounts CreationCaptureCounts() {
+  CaptureCounts counts;
+  counts.captures = __atomic_load_n(&g_captures, __ATOMIC_RELAXED) + tls_captures;
+  counts.full_unwinds = __atomic_load_n(&g_full_unwinds, __ATOMIC_RELAXED);
+  return counts;
 }
 
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count) {

@@ -15,16 +15,25 @@
 // References may be dropped on any thread (a task completes on another thread than the
 // one that created it).
 //
-// Cost (a task fib creates millions of tasks): one unwind of the creating task's own
+// Cost (a task fib creates millions of tasks): one walk of the creating task's own
 // frames per capture, whose pcs are interned (a few thousand distinct sequences even
 // when millions of tasks are created: only the chain node is per task), and a node from
 // a per-thread free list. No lock the program could hold: the intern table and the
-// shared node pool use short spin locks of their own.
+// shared node pool use short spin locks of their own. The walk starts at the creating
+// code itself, from what libomp reports of its entry (the encountering task's
+// enter_frame: the frame record of the libomp entry point, whose return address is
+// codeptr_ra), so that neither libomp's frames nor the agent's are stepped: with
+// frame pointers, no libunwind at all. When that report does not fit (no enter_frame,
+// a CFA, a frame whose return address is not codeptr_ra: libomp entries that set
+// enter_frame elsewhere, such as serialized regions or undeferred if(0) tasks), the
+// capture unwinds from its own context as before, and counts it.
 #pragma once
 
 #include <cstdint>
 
 #include "cilkprof/unwinder/logical.h"
+
+struct ompt_frame_t;  // omp-tools.h
 
 namespace cilkprof::agent::ompt {
 
@@ -42,9 +51,22 @@ bool ConfigureCreationPaths(const void* libomp_address);
 // In an OMPT callback on the thread that creates a task (task_create) or opens a
 // region (parallel_begin): the calling context of the creation site, out to the
 // creating task's boundary, under `parent` (the creating task's path; null for the
-// initial task). Returns a new reference, or null when no path could be recorded
-// (no memory): the task is then walked as the initial task's are. Not signal-safe.
-const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode);
+// initial task). `encountering_frame` and `codeptr_ra` are the callback's (the
+// encountering task's frame, the return address into the creating code; either may be
+// null). Returns a new reference, or null when no path could be recorded (no memory):
+// the task is then walked as the initial task's are. Not signal-safe.
+const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode,
+                                        const ompt_frame_t* encountering_frame, const void* codeptr_ra);
+
+// Captures so far, and those that could not start from libomp's report of the entry
+// (above) and unwound from the callback instead. Any thread; counts from other threads
+// may lag by up to kCaptureCountBatch each.
+struct CaptureCounts {
+  uint64_t captures = 0;
+  uint64_t full_unwinds = 0;
+};
+inline constexpr uint32_t kCaptureCountBatch = 1024;
+CaptureCounts CreationCaptureCounts();
 
 // Reference counting. Release frees the path (and its parents whose last reference it
 // held) for reuse; null is ignored. Any thread, not in a signal handler.

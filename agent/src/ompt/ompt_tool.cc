@@ -64,9 +64,10 @@ inline bool CapturePaths() {
 // A capture is the profiler's own cost, like the work/span engine's: a sample taken in
 // it (often in the unwinder, whose own stack may not unwind) is instrumentation, not
 // the program's work at a partial path.
-const CreationPath* CaptureInTool(const CreationPath* parent) {
+const CreationPath* CaptureInTool(const CreationPath* parent, const ompt_frame_t* encountering_frame,
+                                  const void* codeptr_ra) {
   InstrumentationScope in_tool;
-  return CaptureCreationPath(parent, g_handler_mode);
+  return CaptureCreationPath(parent, g_handler_mode, encountering_frame, codeptr_ra);
 }
 
 TaskRecord* TaskOf(const ompt_data_t* data) {
@@ -102,8 +103,8 @@ void OnThreadEnd(ompt_data_t*) { EndOmpThread(); }
 
 // ---- Parallel regions ------------------------------------------------------------
 
-void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* parallel_data,
-                     unsigned int requested_parallelism, int, const void*) {
+void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t* encountering_frame,
+                     ompt_data_t* parallel_data, unsigned int requested_parallelism, int, const void* codeptr_ra) {
   RegionRecord* region = NewRegionRecord();
   parallel_data->ptr = region;
   if (region == nullptr) return;
@@ -112,7 +113,7 @@ void OnParallelBegin(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_d
   MeasureWorkSpan([&] { ws::ParallelBegin(encountering, region); });
   // The region's implicit tasks run under the code that opened it (creation_path.h).
   if (CapturePaths()) {
-    region->path = CaptureInTool(encountering != nullptr ? encountering->path : nullptr);
+    region->path = CaptureInTool(encountering != nullptr ? encountering->path : nullptr, encountering_frame, codeptr_ra);
   }
 }
 
@@ -174,15 +175,15 @@ void OnImplicitTask(ompt_scope_endpoint_t endpoint, ompt_data_t* parallel_data, 
 
 // ---- Explicit tasks --------------------------------------------------------------
 
-void OnTaskCreate(ompt_data_t* encountering_task, const ompt_frame_t*, ompt_data_t* new_task_data, int flags,
-                  int has_dependences, const void* codeptr_ra) {
+void OnTaskCreate(ompt_data_t* encountering_task, const ompt_frame_t* encountering_frame, ompt_data_t* new_task_data,
+                  int flags, int has_dependences, const void* codeptr_ra) {
   TaskRecord* task = NewTaskRecord();
   new_task_data->ptr = task;
   if (task == nullptr) return;
   task->flags = static_cast<uint32_t>(flags);
   task->parent = TaskOf(encountering_task);
   if (CapturePaths()) {
-    task->path = CaptureInTool(task->parent != nullptr ? task->parent->path : nullptr);
+    task->path = CaptureInTool(task->parent != nullptr ? task->parent->path : nullptr, encountering_frame, codeptr_ra);
   }
   MeasureWorkSpan([&] {
     ws::TaskCreate(task->parent, task, codeptr_ra, static_cast<uint32_t>(flags), has_dependences != 0);

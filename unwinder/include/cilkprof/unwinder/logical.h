@@ -84,6 +84,12 @@ struct RecordedPath {
 struct LogicalRequest {
   Mode mode = Mode::kDwarf;
   const ucontext_t* context = nullptr;
+  // Instead of `context` (which may then be null): the walk starts at a calling frame,
+  // given as the registers it has when its call returns (pc the return address; see
+  // CallerOfFrameRecord below), as a spawn point is. For captures that start where the
+  // program called into a runtime (an OpenMP task's creation, from OMPT's enter_frame
+  // and codeptr_ra): the runtime's frames and the tool's own are never stepped.
+  const cilkprof_saved_regs_t* start = nullptr;
   // The running strand's innermost segment (cilkprof_worker_t::segment), or null.
   const cilkprof_segment_t* segment = nullptr;
   // The sample was taken in the OVERHEAD state: attribute it to the spawn or sync
@@ -135,5 +141,18 @@ struct LogicalResult {
 inline constexpr uint32_t kMaxSegmentChain = 1u << 16;
 
 LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32_t max_frames);
+
+// The caller of a function that has a frame record at `frame` (x86-64: the caller's rbp
+// at [frame], the return address at [frame + 8]; what __builtin_frame_address(0) gives
+// in a function that asks for it, as libomp's entry points do for OMPT's enter_frame):
+// the registers a LogicalRequest::start needs (pc = the return address, sp just above
+// it, fp = the saved rbp; the other callee-saved registers unknown, zero). False, and
+// nothing read, unless `frame` is aligned and lies in [sp_floor, sp_floor + 1 MiB) (a
+// frame of the calling thread's stack above `sp_floor`, the caller's own sp); false
+// also when the record's return address is not `return_address` (the frame is not the
+// runtime entry that `return_address` returns from) or cannot be read (under the fault
+// guard). Async-signal-safe.
+bool CallerOfFrameRecord(uintptr_t frame, uintptr_t return_address, uintptr_t sp_floor,
+                         cilkprof_saved_regs_t* regs);
 
 }  // namespace cilkprof::unwinder
