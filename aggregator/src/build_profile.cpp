@@ -309,6 +309,12 @@ profile::Profile Session::BuildProfile(SymbolSource& symbols, uint64_t end_unix_
     totals->set_deepest_stack(std::max(totals->deepest_stack(), state.counters.deepest_stack()));
     AddLockTotals(state.counters, totals);
   }
+  {
+    std::map<ThreadKey, uint32_t> positions;  // out.threads is in threads_' order
+    uint32_t position = 0;
+    for (const auto& entry : threads_) positions.emplace(entry.first, position++);
+    thread_values_.Build(positions, &out);  // issue 16
+  }
   totals->set_connections_dropped(drop_reasons_.empty() ? 0 : 1);
   totals->set_unsampled_ns(unsampled.unsampled_ns);
   totals->set_signal_blocked_threads(unsampled.blocked_threads);

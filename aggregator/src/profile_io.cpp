@@ -66,6 +66,32 @@ Status ValidateTables(const profile::Profile& p, size_t node_count) {
       return Status::Error(fmt::format("lock {} has an unknown lock kind", i));
     }
   }
+  // Per-thread values (issue 16): threads, metrics and nodes in range.
+  for (int i = 0; i < p.thread_values_size(); ++i) {
+    const profile::ThreadValues& entry = p.thread_values(i);
+    for (uint32_t t : entry.threads()) {
+      if (t >= static_cast<uint32_t>(p.threads_size())) {
+        return Status::Error(fmt::format("thread_values {} refers to thread {}, but there are only {}", i, t,
+                                         p.threads_size()));
+      }
+    }
+    for (const profile::ThreadMetricColumn& column : entry.columns()) {
+      if (column.metric() >= static_cast<uint32_t>(p.metrics_size()) ||
+          column.node_delta_size() != column.value_size()) {
+        return Status::Error(fmt::format("thread_values {} has a column of an unknown metric or with {} nodes "
+                                         "for {} values",
+                                         i, column.node_delta_size(), column.value_size()));
+      }
+      uint64_t node = 0;
+      for (uint32_t delta : column.node_delta()) {
+        node += delta;
+        if (node >= node_count) {
+          return Status::Error(fmt::format("thread_values {} refers to node {}, but there are only {}", i, node,
+                                           node_count));
+        }
+      }
+    }
+  }
   return Status::Ok();
 }
 

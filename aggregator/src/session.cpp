@@ -117,6 +117,7 @@ Status Session::ApplyHello(const wire::Hello& hello) {
   }
   hello_ = hello;
   has_hello_ = true;
+  thread_values_.set_metric_count(static_cast<size_t>(hello.metrics_size()));
   return Status::Ok();
 }
 
@@ -314,6 +315,8 @@ void Session::MergeDelta(const wire::Delta& delta) {
         exclusive.resize(static_cast<size_t>(metrics.values_size()), 0.0);
       }
       for (int i = 0; i < metrics.values_size(); ++i) exclusive[i] += metrics.values(i);
+      thread_values_.Add(ThreadKey{thread.thread_index(), thread.tid()}, merged, metrics.values().data(),
+                         static_cast<size_t>(metrics.values_size()));
     }
     if (thread.has_counters()) AddThreadCounters(thread.counters(), &state.counters);
     if (thread.exited()) state.exited = true;
@@ -375,6 +378,7 @@ std::unique_ptr<Session> Session::TakeWindow(uint64_t end_unix_ns, bool last) {
   window->workspan_ = workspan_.TakeWindow();
   window->locks_ = locks_.TakeWindow();
   window->timeline_ = timeline_.TakeWindow(index);
+  window->thread_values_ = thread_values_.TakeWindow(index);
 
   window->window_start_unix_ns_ = window_start_unix_ns_;
   window->window_end_unix_ns_ = end_unix_ns;
@@ -510,6 +514,7 @@ Status Session::FoldExecPredecessor(const Session& earlier) {
   }
   locks_.Fold(earlier.locks_, module_map);
   timeline_.Fold(earlier.timeline_, node_map);
+  thread_values_.Fold(earlier.thread_values_, node_map);
   if (workspan_.empty()) workspan_ = earlier.workspan_;
   // The runtime an earlier image attached to, unless this one names its own: the
   // process ran on it (BuildProfile reads goodbye_.runtime() with or without a Goodbye).

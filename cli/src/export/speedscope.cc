@@ -21,12 +21,21 @@
 //    lock_wait (LOCK_WAIT), each weighted by the sampling period (a sample's expected
 //    weight; the exact weights are only kept merged). Other metrics (idleness,
 //    lock_blame, ...) are charged to contexts by blame, not by the sampled thread's
-//    state: their files hold the merged profile only.
+//    state: for them, and for every metric without a timeline, the per-thread values.
+//  - else one profile per thread from the profile's per-thread values
+//    (Profile.thread_values, docs/PROFILE_FORMAT.md "Per-thread values"): each thread's
+//    calling contexts weighted by its own part of the metric, in the profile's order
+//    like the merged one, whose values they add up to; the threads beyond the 64 the
+//    file names one by one are one profile, "other threads". Profiles written before
+//    the per-thread values have the merged profile only.
 // Units: "nanoseconds" for metrics in ns, "none" for counts. Cost: time and output
 // linear in the contexts times their depth (speedscope's samples are whole stacks).
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "cilkprof/views/labels.h"
 #include "cilkprof/views/locks.h"
@@ -253,6 +262,48 @@ bool TimelineDecides(const std::string& metric) {
   return metric == "samples" || metric == "work" || metric == "overhead" || metric == "lock_wait";
 }
 
+// "thread 3 (tid 1234, name) work": a ThreadValues entry's name; several threads are
+// the group of the threads beyond the ones the file names one by one.
+std::string ThreadValuesName(const profile::Profile& profile, const profile::ThreadValues& entry,
+                             const std::string& metric) {
+  if (entry.threads_size() != 1 || entry.threads(0) >= static_cast<uint32_t>(profile.threads_size())) {
+    return "other threads (" + std::to_string(entry.threads_size()) + ") " + metric;
+  }
+  const profile::ThreadInfo& t = profile.threads(static_cast<int>(entry.threads(0)));
+  std::string name = "thread " + std::to_string(t.thread_index()) + " (tid " + std::to_string(t.tid());
+  if (!t.name().empty()) name += ", " + t.name();
+  return name + ") " + metric;
+}
+
+// One ThreadValues entry's stored values by node, ascending: (node, stored metric
+// values), only the nodes it has a value at. The columns are each sorted by node; one
+// sort merges them.
+std::vector<std::pair<uint32_t, std::vector<double>>> ThreadNodeValues(const profile::ThreadValues& entry,
+                                                                       size_t stored, uint32_t node_count) {
+  struct Cell {
+    uint32_t node, metric;
+    double value;
+  };
+  std::vector<Cell> cells;
+  for (const profile::ThreadMetricColumn& column : entry.columns()) {
+    if (column.metric() >= stored) continue;
+    uint64_t node = 0;
+    const int n = std::min(column.node_delta_size(), column.value_size());
+    for (int i = 0; i < n; ++i) {
+      node += column.node_delta(i);
+      if (node >= node_count) break;
+      cells.push_back({static_cast<uint32_t>(node), column.metric(), column.value(i)});
+    }
+  }
+  std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) { return a.node < b.node; });
+  std::vector<std::pair<uint32_t, std::vector<double>>> out;
+  for (const Cell& c : cells) {
+    if (out.empty() || out.back().first != c.node) out.emplace_back(c.node, std::vector<double>(stored, 0.0));
+    out.back().second[c.metric] += c.value;
+  }
+  return out;
+}
+
 std::string Basename(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -321,6 +372,19 @@ Status WriteSpeedscope(const AnalysisInput& input, const ExportOptions& options,
         const uint32_t node = track.node(e) < nodes.size() ? track.node(e) : 0;
         frames.StackOf(node, stack);
         thread.Add(stack, weight);
+      }
+      thread.Finish();
+    }
+  } else {
+    std::vector<double> every(metrics.size());
+    for (const profile::ThreadValues& entry : profile.thread_values()) {
+      out << ',';
+      SampledProfileWriter thread(out, ThreadValuesName(profile, entry, metric.name), unit);
+      for (const auto& [node, stored] : ThreadNodeValues(entry, metrics.stored(), nodes.size())) {
+        metrics.Expand(stored.data(), every.data());
+        if (every[m] == 0) continue;
+        frames.StackOf(node, stack);
+        thread.Add(stack, every[m]);
       }
       thread.Finish();
     }

@@ -7,12 +7,16 @@
       inclusive value (anywhere on the stack, once per sample).
   check_speedscope.py timeline SPEEDSCOPE.json METRIC
       the per-thread profiles of the profile cilkprof_make_timeline_profile writes.
+  check_speedscope.py threads SPEEDSCOPE.json METRIC MIN_THREADS
+      the per-thread profiles of a profile without a timeline (from its per-thread
+      values): at least MIN_THREADS of them, and per stack their weights add up to the
+      merged profile's.
 """
 import json
 import sys
 from collections import defaultdict
 
-MARKERS = ("[spawn]", "<program root>")
+MARKERS = ("[spawn]", "[task]", "<program root>")
 
 
 def close(a, b):
@@ -128,9 +132,53 @@ def check_timeline(speedscope_path, metric):
     return not failures
 
 
+def check_threads(speedscope_path, metric, min_threads):
+    doc = json.load(open(speedscope_path))
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    profiles = doc["profiles"]
+    failures = []
+
+    def stacks_of(profile):
+        out = defaultdict(float)
+        for stack, weight in zip(profile["samples"], profile["weights"]):
+            out[tuple(names[i] for i in stack)] += weight
+        return out
+
+    merged = stacks_of(profiles[0])
+    threads = profiles[1:]
+    if not profiles[0]["name"].startswith("all threads"):
+        failures.append(f"profile 0 is {profiles[0]['name']!r}, not the merged one")
+    if len(threads) < min_threads:
+        failures.append(f"{len(threads)} per-thread profiles, expected at least {min_threads}")
+    summed = defaultdict(float)
+    for profile in threads:
+        if not (profile["name"].startswith("thread ") or profile["name"].startswith("other threads")):
+            failures.append(f"per-thread profile named {profile['name']!r}")
+        if not close(sum(profile["weights"]), profile["endValue"]):
+            failures.append(f"{profile['name']}: endValue {profile['endValue']} != its weights' sum")
+        for stack, weight in stacks_of(profile).items():
+            summed[stack] += weight
+    for stack in set(merged) | set(summed):
+        if not close(merged.get(stack, 0.0), summed.get(stack, 0.0)):
+            failures.append(f"stack {' > '.join(stack)}: merged {merged.get(stack, 0.0)} != threads' sum "
+                            f"{summed.get(stack, 0.0)}")
+            if len(failures) > 10:
+                break
+    total_merged, total_threads = profiles[0]["endValue"], sum(p["endValue"] for p in threads)
+    if not close(total_merged, total_threads):
+        failures.append(f"total: merged {total_merged} != threads' sum {total_threads}")
+    for failure in failures:
+        print("FAILED:", failure)
+    print(f"threads check of {speedscope_path} ({metric}): {len(threads)} threads, "
+          f"{len(merged)} stacks, total {total_merged}")
+    return not failures
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "flat":
         ok = check_flat(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "threads":
+        ok = check_threads(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         ok = check_timeline(sys.argv[2], sys.argv[3])
     sys.exit(0 if ok else 1)

@@ -2,7 +2,7 @@
 # `cilkprof export --format speedscope`: the files validate against the JSON schema the
 # speedscope npm package ships (with ajv; both installed test-only from package.json and
 # package-lock.json), their numbers match `cilkprof view flat`, and a profile with a
-# timeline gets one profile per thread. Skipped (77) when npm cannot install them.
+# timeline, or per-thread values, gets one profile per thread. Skipped (77) when npm cannot install them.
 # Usage: speedscope_test.sh CILKPROF MAKE_TIMELINE_PROFILE FIB WORKDIR
 set -euo pipefail
 cilkprof=$1 make_timeline=$2 fib=$3 work=$4
@@ -43,13 +43,16 @@ for metric in work overhead samples idleness; do
   python3 "$here/check_speedscope.py" timeline "timeline-$metric.speedscope.json" "$metric" || failed=1
 done
 
-# fib on two workers, the real thing: schema, and totals against the flat view.
+# fib on two workers, the real thing: schema, totals against the flat view, and one
+# profile per thread (from the profile's per-thread values, no timeline) whose stacks
+# add up to the merged profile's.
 CILK_NWORKERS=2 "$cilkprof" run -q -f -o fib.cilkprof -- "$fib" 34 > /dev/null
 for metric in work idleness samples effort; do
   "$cilkprof" export fib.cilkprof --format speedscope --metric "$metric" -o "fib-$metric.speedscope.json"
   validate "fib-$metric.speedscope.json" || failed=1
   "$cilkprof" view flat fib.cilkprof --format json --threshold 0 > "fib-flat.json"
   python3 "$here/check_speedscope.py" flat "fib-$metric.speedscope.json" fib-flat.json "$metric" || failed=1
+  python3 "$here/check_speedscope.py" threads "fib-$metric.speedscope.json" "$metric" 2 || failed=1
 done
 # To standard output, as every text format.
 "$cilkprof" export fib.cilkprof --format speedscope | validate /dev/stdin || failed=1

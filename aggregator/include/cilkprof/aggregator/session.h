@@ -7,7 +7,8 @@
 // (merged parent, module identity = path + build-id, offset, frame kind, edge kind):
 // the same call path in two threads is the same merged node, and every thread's
 // implicit root is the merged node 0, "<program root>". Metric increments and thread
-// counters are summed; nothing is ever replaced. FRAME_LOCK nodes (issue 14: a lock
+// counters are summed; nothing is ever replaced. Each thread's own increments are also
+// kept per thread (ThreadValueTable), for the profile's per-thread values. FRAME_LOCK nodes (issue 14: a lock
 // object, a leaf under the context that waited for it or released it) are keyed by the
 // lock's address like code, and the Deltas' per-lock totals (LockDelta) go to a
 // LockTable keyed the same way; both become one data location per lock.
@@ -44,6 +45,7 @@
 
 #include "cilkprof/aggregator/lock_table.h"
 #include "cilkprof/aggregator/symbol_source.h"
+#include "cilkprof/aggregator/thread_values.h"
 #include "cilkprof/aggregator/timeline_table.h"
 #include "cilkprof/aggregator/workspan_join.h"
 #include "cilkprof/common/status.h"
@@ -180,6 +182,7 @@ class Session {
   WorkSpanJoin workspan_;  // the work/span call-site table (issue 5)
   LockTable locks_;        // per-lock totals (issue 14)
   TimelineTable timeline_; // per-thread timeline events (issue 16)
+  ThreadValueTable thread_values_;  // per-thread exclusive values (issue 16)
   // The agent's last two flushes (Delta.flush_unix_ns, process_cpu_ns), for
   // UnflushedTailWarning.
   uint64_t last_flush_unix_ns_ = 0, last_flush_cpu_ns_ = 0;
