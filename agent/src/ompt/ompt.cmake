@@ -13,7 +13,9 @@ endif()
 # stddef.h and friends, which g++ must not see.
 set(CILKPROF_OMP_TOOLS_COPY_DIR ${CMAKE_CURRENT_BINARY_DIR}/omp_tools_include)
 configure_file(${CILKPROF_OMP_TOOLS_INCLUDE}/omp-tools.h ${CILKPROF_OMP_TOOLS_COPY_DIR}/omp-tools.h COPYONLY)
-target_include_directories(cilkprof_agent PRIVATE ${CILKPROF_OMP_TOOLS_COPY_DIR})
+add_library(cilkprof_omp_tools INTERFACE)
+target_include_directories(cilkprof_omp_tools INTERFACE ${CILKPROF_OMP_TOOLS_COPY_DIR})
+target_link_libraries(cilkprof_agent PRIVATE cilkprof_omp_tools)
 
 # The tool core (ompt_tool.cc: registration, callbacks; ompt_records.cc: threads and
 # the record pools; ompt_runtime_view.cc: the "libomp-ompt" runtime view).
@@ -34,9 +36,7 @@ set_source_files_properties(${CILKPROF_OMPT_DIR}/ompt_locks.cc PROPERTIES COMPIL
 # synthetic events without the agent; the agent glue (environment, sending) joins the
 # agent.
 add_library(cilkprof_ompt_workspan STATIC ${CILKPROF_OMPT_DIR}/ompt_workspan.cc)
-# omp-tools.h after the system headers: its folder is clang's own include folder.
-target_compile_options(cilkprof_ompt_workspan PUBLIC "SHELL:-idirafter ${CILKPROF_OMP_TOOLS_INCLUDE}")
-target_link_libraries(cilkprof_ompt_workspan PUBLIC cilkprof_agent_core)
+target_link_libraries(cilkprof_ompt_workspan PUBLIC cilkprof_agent_core cilkprof_omp_tools)
 set_target_properties(cilkprof_ompt_workspan PROPERTIES
   POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 target_sources(cilkprof_agent PRIVATE ${CILKPROF_OMPT_DIR}/ompt_workspan_attach.cc)
