@@ -301,12 +301,16 @@ void UnwindWhileGuarded(void* arg) {
   call->result = Unwind(Mode::kDwarf, &call->context, call->frames, 8);
 }
 
-TEST(Unwind, ANestedUnwindIsDroppedAsPartial) {
+// A sampling signal may interrupt code that runs guarded outside any handler (an
+// OpenMP task's creation-path capture, a lock charge): its own walk nests a guard of
+// its own and completes, where it used to be dropped as a partial, empty path.
+TEST(Unwind, ANestedUnwindCompletes) {
   NestedCall call;
   ASSERT_EQ(getcontext(&call.context), 0);
   EXPECT_EQ(RunGuarded(UnwindWhileGuarded, &call), GuardOutcome::kCompleted);
-  EXPECT_EQ(call.result.depth, 0u);
-  EXPECT_TRUE(call.result.partial);
+  EXPECT_GT(call.result.depth, 0u);
+  EXPECT_FALSE(call.result.partial);
+  EXPECT_FALSE(InsideGuard());
 }
 
 void ReadProtNone(void* arg) {
@@ -324,6 +328,32 @@ TEST(FaultGuard, TurnsAFaultIntoAnOutcome) {
   // And the guard is re-armable afterwards.
   EXPECT_EQ(RunGuarded(ReadProtNone, reinterpret_cast<void*>(page.address())),
             GuardOutcome::kFaulted);
+}
+
+struct NestedFault {
+  uintptr_t page = 0;
+  GuardOutcome inner = GuardOutcome::kCompleted;
+  bool armed_after_inner = false;
+};
+
+void FaultInsideThenOutside(void* arg) {
+  auto* nested = static_cast<NestedFault*>(arg);
+  nested->inner = RunGuarded(ReadProtNone, reinterpret_cast<void*>(nested->page));
+  nested->armed_after_inner = InsideGuard();
+  ReadProtNone(reinterpret_cast<void*>(nested->page));  // the outer guard's fault
+}
+
+// A fault in a nested guard abandons only the nested function; the guard it interrupted
+// stays armed and catches its own fault.
+TEST(FaultGuard, NestedGuardsCatchTheirOwnFaults) {
+  ProtNonePages page;
+  ASSERT_TRUE(page.ok());
+  NestedFault nested;
+  nested.page = page.address();
+  EXPECT_EQ(RunGuarded(FaultInsideThenOutside, &nested), GuardOutcome::kFaulted);
+  EXPECT_EQ(nested.inner, GuardOutcome::kFaulted);
+  EXPECT_TRUE(nested.armed_after_inner);
+  EXPECT_FALSE(InsideGuard());
 }
 
 TEST(FaultGuard, OwnsSegvAndBusOnly) {

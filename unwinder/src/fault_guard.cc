@@ -21,12 +21,17 @@
 namespace cilkprof::unwinder {
 namespace {
 
-// Per-thread guard state in initial-exec TLS (no __tls_get_addr in the handler).
-struct GuardSlot {
-  volatile sig_atomic_t armed;
+// Per-thread guard state in initial-exec TLS (no __tls_get_addr in the handler): the
+// innermost armed guard, a frame on the stack of its RunGuarded call. Guards nest: a
+// sampling signal may interrupt code that runs guarded outside any handler (an OpenMP
+// task's creation-path capture, a lock charge), and its own walk then pushes a frame
+// of its own and pops it before returning, so the interrupted guard finds itself on
+// top again. Each frame owns its jump buffer, so no nested guard overwrites another's.
+struct GuardFrame {
   sigjmp_buf resume;
+  GuardFrame* prev;
 };
-__attribute__((tls_model("initial-exec"))) constinit thread_local GuardSlot t_guard{};
+__attribute__((tls_model("initial-exec"))) constinit thread_local GuardFrame* volatile t_top = nullptr;
 
 // ---- The chained (program) handlers -------------------------------------------------
 //
@@ -110,9 +115,10 @@ void ForwardToProgram(int signo, siginfo_t* info, void* context) {
 }
 
 void FaultHandler(int signo, siginfo_t* info, void* context) {
-  if (t_guard.armed) {
-    // A fault inside RunGuarded on this thread: abandon the guarded function.
-    siglongjmp(t_guard.resume, 1);
+  GuardFrame* top = t_top;
+  if (top != nullptr) {
+    // A fault inside RunGuarded on this thread: abandon the innermost guarded function.
+    siglongjmp(top->resume, 1);
   }
   const int saved_errno = errno;
   ForwardToProgram(signo, info, context);
@@ -122,22 +128,26 @@ void FaultHandler(int signo, siginfo_t* info, void* context) {
 }  // namespace
 
 GuardOutcome RunGuarded(void (*fn)(void*), void* arg) {
-  if (t_guard.armed) return GuardOutcome::kReentered;
+  GuardFrame frame;
+  frame.prev = t_top;
   // savemask = 0: see fault_guard.h for why the mask needs no restoring.
-  if (sigsetjmp(t_guard.resume, 0) != 0) {
+  if (sigsetjmp(frame.resume, 0) != 0) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    t_guard.armed = 0;
+    t_top = frame.prev;
     return GuardOutcome::kFaulted;
   }
-  t_guard.armed = 1;
+  // The frame is complete before it is published: a signal arriving on either side of
+  // this store nests above whichever guard is on top then, and restores it.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_top = &frame;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   fn(arg);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  t_guard.armed = 0;
+  t_top = frame.prev;
   return GuardOutcome::kCompleted;
 }
 
-bool InsideGuard() { return t_guard.armed != 0; }
+bool InsideGuard() { return t_top != nullptr; }
 
 namespace internal {
 

@@ -334,8 +334,7 @@ GuardOutcome WalkFramePointers(WalkState* state) {
   if (!state->request->allow_cfi) walk.cursor.DisallowCfi();
   // A start frame is a calling frame, never a frameless leaf.
   if (state->request->probe_frameless_leaf && state->start_at_spawn == nullptr && state->request->start == nullptr) {
-    const GuardOutcome probe = RunGuarded(GuardedLeafProbe, &walk);
-    if (probe == GuardOutcome::kReentered) return probe;
+    RunGuarded(GuardedLeafProbe, &walk);
   }
   return RunGuarded(GuardedFramePointerWalk, &walk);
 }
@@ -407,7 +406,7 @@ LogicalResult UnwindLogical(const LogicalRequest& request, Frame* frames, uint32
     state = NewWalkState(&request, frames, max_frames);
     outcome = RunGuarded(GuardedDwarfWalk, &state);
   }
-  if (request.overhead && outcome != GuardOutcome::kReentered && !state.truncated &&
+  if (request.overhead && !state.truncated &&
       (state.partial || outcome == GuardOutcome::kFaulted) && state.first_segment != nullptr) {
     // An overhead sample whose walk failed before leaving the segment it started in
     // failed inside the runtime (a context switch in progress: assembly whose unwind

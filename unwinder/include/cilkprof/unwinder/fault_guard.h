@@ -22,12 +22,13 @@ namespace cilkprof::unwinder {
 enum class GuardOutcome : uint8_t {
   kCompleted,   // fn returned normally
   kFaulted,     // fn touched unmapped or forbidden memory and was abandoned
-  kReentered,   // the calling thread was already inside RunGuarded (a nested signal):
-                // fn was not run
 };
 
 // Runs fn(arg) with the fault guard armed on the calling thread. Before Initialize()
-// installs the handlers a fault is not caught (the program's handler sees it).
+// installs the handlers a fault is not caught (the program's handler sees it). Guards
+// nest: a signal handler may run a guarded function while the code it interrupted is
+// inside RunGuarded (a fault is caught by the innermost guard, which then returns
+// kFaulted; the interrupted guard stays armed).
 GuardOutcome RunGuarded(void (*fn)(void* arg), void* arg);
 
 // True while the calling thread is inside RunGuarded. Async-signal-safe.
