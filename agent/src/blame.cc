@@ -52,7 +52,10 @@ unwinder::LogicalResult Unwind(ThreadRecord* t, const ucontext_t* context, unwin
   // recorded paths; docs/OPENMP.md "Logical paths of tasks").
   if (request.segment == nullptr && AttachedRuntime() == ompt::OmptRuntimeView()) {
     request.recorded = ompt::CurrentTaskPath();
-    if (request.recorded != nullptr) request.boundary = ompt::BoundaryRanges(&request.boundary_count);
+    if (request.recorded != nullptr) {
+      request.boundary = ompt::BoundaryRanges(&request.boundary_count);
+      request.callees = ompt::CalleeRanges(&request.callee_count);
+    }
   }
   return unwinder::UnwindLogical(request, t->frames, kMaxFrames);
 }

@@ -13,6 +13,7 @@
 
 #include "agent_state.h"
 #include "blame.h"
+#include "signal_mask.h"
 #include "cilkprof/cilkprof.h"
 #include "cilkprof/runtime_abi.h"
 #include "late_attach.h"
@@ -84,7 +85,10 @@ CILKPROF_EXPORT __attribute__((noinline)) void cilkprof_probe(void) {
   ucontext_t context;
   // The context of this very frame: rip just after the call, rsp/rbp/callee-saved as
   // here. The unwinder elides this frame (agent code) and walks on to the caller.
-  if (getcontext(&context) == 0) TakeProbe(t, &context, g_handler_mode);
+  if (getcontext(&context) == 0) {
+    const FaultSignalsOpen faults(&context);  // a fault in the walk must reach the guard
+    TakeProbe(t, &context, g_handler_mode);
+  }
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t->in_handler = 0;
 }

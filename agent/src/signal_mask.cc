@@ -94,6 +94,19 @@ void OpenFaultSignalsInHandler(const ucontext_t* interrupted) {
   real::pthread_sigmask()(SIG_UNBLOCK, &faults, nullptr);
 }
 
+FaultSignalsOpen::FaultSignalsOpen(const ucontext_t* context) {
+  sigemptyset(&reopened_);
+  for (int signo : {SIGSEGV, SIGBUS}) {
+    if (sigismember(&context->uc_sigmask, signo) == 1) sigaddset(&reopened_, signo);
+  }
+  if (sigisemptyset(&reopened_)) return;
+  changed_ = real::pthread_sigmask()(SIG_UNBLOCK, &reopened_, nullptr) == 0;
+}
+
+FaultSignalsOpen::~FaultSignalsOpen() {
+  if (changed_) real::pthread_sigmask()(SIG_BLOCK, &reopened_, nullptr);
+}
+
 void FindUnwindLibrary() {
   g_unwind_library = TextSegmentOf(reinterpret_cast<const void*>(&unw_step));
 }

@@ -62,6 +62,22 @@ bool KeptSignalBlockedOnThisThread();
 // restores the interrupted mask): one system call per sample, in those threads only.
 void OpenFaultSignalsInHandler(const ucontext_t* interrupted);
 
+// The same for a walk outside any handler, from a getcontext() context (which holds the
+// thread's mask): a synchronous sample at a thread's end, a probe, a lock charge. Opens
+// SIGSEGV and SIGBUS for the scope if the thread blocks them, and blocks them again at
+// its end: two system calls, in those threads only.
+class FaultSignalsOpen {
+ public:
+  explicit FaultSignalsOpen(const ucontext_t* context);
+  ~FaultSignalsOpen();
+  FaultSignalsOpen(const FaultSignalsOpen&) = delete;
+  FaultSignalsOpen& operator=(const FaultSignalsOpen&) = delete;
+
+ private:
+  sigset_t reopened_;
+  bool changed_ = false;
+};
+
 // Where libunwind's code lies; called once at start-up, before the first sample.
 void FindUnwindLibrary();
 // True for a call made by the agent's code or libunwind's (the code the sampling

@@ -7,12 +7,15 @@
 
 #include "agent_state.h"
 #include "blame.h"
+#include "signal_mask.h"
 
 namespace cilkprof::agent {
 
 __attribute__((noinline)) void TakeDueSampleAtThreadEnd(ThreadRecord* t, uint64_t weight) {
   ucontext_t context;
-  if (getcontext(&context) == 0) TakeSample(t, &context, g_handler_mode, weight, /*synchronous=*/true);
+  if (getcontext(&context) != 0) return;
+  const FaultSignalsOpen faults(&context);  // a fault in the walk must reach the guard
+  TakeSample(t, &context, g_handler_mode, weight, /*synchronous=*/true);
 }
 
 }  // namespace cilkprof::agent

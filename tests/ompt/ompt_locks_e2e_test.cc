@@ -86,13 +86,11 @@ void ExpectKnownShape(const std::string& mode, const std::string& kind, const st
   EXPECT_NE(lock["holders"][0].value("function", "").find("hold_long"), std::string::npos) << lock.dump(2);
   EXPECT_GE(lock["holders"][0].value("percent", 0.0), 80.0) << lock.dump(2);
   // With --clock wall the waiter's samples are unwound from their signal context inside
-  // libomp's spin, which the OMPT logical walk does not bring back to wait_here yet (it
-  // lands on the region's creation context): checked with the CPU clock, where the
-  // wait clock charges the acquire callback's own context.
-  if (clock == "cpu") {
-    EXPECT_NE(lock["waiters"][0].value("function", "").find("wait_here"), std::string::npos) << lock.dump(2);
-    EXPECT_GE(lock["waiters"][0].value("percent", 0.0), 90.0) << lock.dump(2);
-  }
+  // libomp's spin, in sched_yield (the C library, called by libomp for itself: dropped,
+  // unwinder/logical.h `callees`): they land on wait_here as the CPU clock's charges,
+  // made at the acquire callback, do.
+  EXPECT_NE(lock["waiters"][0].value("function", "").find("wait_here"), std::string::npos) << lock.dump(2);
+  EXPECT_GE(lock["waiters"][0].value("percent", 0.0), 90.0) << lock.dump(2);
 
   // Conservation, exact: the thread counters' wait is blame + unblamed.
   const Json summary = JsonOf({CILKPROF_TEST_CILKPROF, "summary", "--format", "json", profile});

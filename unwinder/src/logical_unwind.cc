@@ -38,11 +38,13 @@ struct WalkState {
   volatile bool boundary_seen;
   volatile uint32_t boundary_depth;
   volatile uint32_t recorded;
+  // Every frame kept so far lies in the request's callee ranges (logical.h).
+  volatile bool only_callees;
 };
 
 WalkState NewWalkState(const LogicalRequest* request, Frame* frames, uint32_t max_frames) {
   WalkState state{request, frames, max_frames, max_frames, 0, max_frames, 0, false, false, false, 0, nullptr, nullptr,
-                  false, 0, 0};
+                  false, 0, 0, true};
   const uint32_t keep = request->keep_outermost;
   if (keep > 0 && keep < max_frames) {
     state.inner = max_frames - keep;
@@ -108,6 +110,8 @@ const cilkprof_segment_t* SegmentHolding(const cilkprof_segment_t* head, uintptr
   return nullptr;
 }
 
+void DropFramesAfter(WalkState* state, uint32_t keep);
+
 enum class SegmentEnd : uint8_t { kEntry, kLeftStack, kEnd, kBadFrame, kTruncated, kBoundary };
 
 // Records the frames of one segment, from the cursor's current frame outward, until
@@ -127,8 +131,10 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
     if (state->request->boundary_count > 0 &&
         InRanges(state->request->boundary, state->request->boundary_count, pc)) {
       // The runtime frame that invoked the task being walked (bounded walks only run
-      // without segments: frames from 0 are the task's).
-      if (state->depth > 0) return SegmentEnd::kBoundary;
+      // without segments: frames from 0 are the task's), unless all the walk kept so
+      // far is code the runtime called for itself (logical.h, `callees`).
+      if (state->depth > 0 && !state->only_callees) return SegmentEnd::kBoundary;
+      if (state->depth > 0) DropFramesAfter(state, 0);
       state->boundary_seen = true;
       state->boundary_depth = state->depth;
     }
@@ -147,6 +153,9 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
       if (state->depth == state->walk_limit) {
         state->truncated = true;
         return SegmentEnd::kTruncated;
+      }
+      if (state->only_callees && !InRanges(state->request->callees, state->request->callee_count, pc)) {
+        state->only_callees = false;
       }
       Record(state, pc);
     }

@@ -50,7 +50,10 @@ __attribute__((noinline)) void ChargeNow(ThreadRecord* t, uintptr_t lock, Metric
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   ucontext_t context;
   const unwinder::Mode mode = tls_in_loader != 0 ? unwinder::Mode::kFramePointer : g_handler_mode;
-  if (getcontext(&context) == 0) ChargeLock(t, &context, mode, lock, metric, amount);
+  if (getcontext(&context) == 0) {
+    const FaultSignalsOpen faults(&context);  // a fault in the walk must reach the guard
+    ChargeLock(t, &context, mode, lock, metric, amount);
+  }
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t->in_handler = 0;
   real::pthread_sigmask()(SIG_SETMASK, &previous, nullptr);

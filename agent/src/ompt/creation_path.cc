@@ -3,6 +3,7 @@
 
 #include <libunwind.h>
 #include <link.h>
+#include <sched.h>
 #include <omp-tools.h>
 
 #include <cstdlib>
@@ -10,6 +11,9 @@
 
 #include "ompt/ompt_records.h"
 #include "runtime_view.h"
+
+// The dynamic loader's TLS accessor (x86-64 ABI), for the address of ld.so's code.
+extern "C" void* __tls_get_addr(void*);
 
 namespace cilkprof::agent::ompt {
 namespace {
@@ -24,8 +28,23 @@ constexpr uint32_t kMaxBoundaryRanges = 8;
 unwinder::CodeRange g_boundary[kMaxBoundaryRanges];
 uint32_t g_boundary_count = 0;  // atomic accesses; ranges below it are complete
 
+// ---- Callees: the C library's and the dynamic loader's code, which libomp calls for
+// itself (sched_yield in its spin waits, __tls_get_addr for its thread id): kept frames
+// there directly under a libomp frame are the runtime's (unwinder/logical.h).
+constexpr uint32_t kMaxCalleeRanges = 8;
+unwinder::CodeRange g_callees[kMaxCalleeRanges];
+uint32_t g_callee_count = 0;  // atomic accesses; ranges below it are complete
+
+struct ModuleQuery {
+  uintptr_t address;
+  unwinder::CodeRange* out;   // where the module's executable ranges go
+  uint32_t first;             // from this index
+  uint32_t capacity;
+  uint32_t* count;            // published count (release store)
+};
+
 int CollectModule(struct dl_phdr_info* info, size_t, void* arg) {
-  const auto address = *static_cast<const uintptr_t*>(arg);
+  auto* query = static_cast<ModuleQuery*>(arg);
   unwinder::CodeRange ranges[kMaxBoundaryRanges];
   uint32_t count = 0;
   bool holds = false;
@@ -33,13 +52,21 @@ int CollectModule(struct dl_phdr_info* info, size_t, void* arg) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     const unwinder::CodeRange range{info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz};
-    holds = holds || range.Contains(address);
+    holds = holds || range.Contains(query->address);
     if (count < kMaxBoundaryRanges) ranges[count++] = range;
   }
   if (!holds) return 0;
-  for (uint32_t i = 0; i < count; ++i) g_boundary[i] = ranges[i];
-  __atomic_store_n(&g_boundary_count, count, __ATOMIC_RELEASE);
+  uint32_t n = query->first;
+  for (uint32_t i = 0; i < count && n < query->capacity; ++i) query->out[n++] = ranges[i];
+  __atomic_store_n(query->count, n, __ATOMIC_RELEASE);
   return 1;
+}
+
+// Adds the executable ranges of the module holding `address` at `*count`.
+bool CollectModuleOf(const void* address, unwinder::CodeRange* out, uint32_t capacity, uint32_t* count) {
+  ModuleQuery query{reinterpret_cast<uintptr_t>(address), out, __atomic_load_n(count, __ATOMIC_RELAXED), capacity,
+                    count};
+  return dl_iterate_phdr(CollectModule, &query) != 0;
 }
 
 // ---- Short spin locks (never held across a call that could block or signal).
@@ -238,8 +265,11 @@ bool StartAtRuntimeEntry(const ompt_frame_t* frame, const void* codeptr_ra, cilk
 
 bool ConfigureCreationPaths(const void* libomp_address) {
   if (libomp_address == nullptr) return false;
-  auto address = reinterpret_cast<uintptr_t>(libomp_address);
-  return dl_iterate_phdr(CollectModule, &address) != 0;
+  if (__atomic_load_n(&g_callee_count, __ATOMIC_ACQUIRE) == 0) {
+    CollectModuleOf(reinterpret_cast<const void*>(&sched_yield), g_callees, kMaxCalleeRanges, &g_callee_count);
+    CollectModuleOf(reinterpret_cast<const void*>(&__tls_get_addr), g_callees, kMaxCalleeRanges, &g_callee_count);
+  }
+  return CollectModuleOf(libomp_address, g_boundary, kMaxBoundaryRanges, &g_boundary_count);
 }
 
 const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode,
@@ -248,6 +278,7 @@ const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mo
   request.mode = mode;
   request.elided = ElidedRanges(&request.elided_count);  // the agent's code and libomp's
   request.boundary = BoundaryRanges(&request.boundary_count);
+  request.callees = CalleeRanges(&request.callee_count);
   cilkprof_saved_regs_t start;
   // Only when the walk does not start at the creating code: libunwind's getcontext,
   // the registers only, without getcontext()'s system call for the signal mask (the
@@ -302,6 +333,11 @@ CaptureCounts CreationCaptureCounts() {
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count) {
   *count = __atomic_load_n(&g_boundary_count, __ATOMIC_ACQUIRE);
   return g_boundary;
+}
+
+const unwinder::CodeRange* CalleeRanges(uint32_t* count) {
+  *count = __atomic_load_n(&g_callee_count, __ATOMIC_ACQUIRE);
+  return g_callees;
 }
 
 const unwinder::RecordedPath* CurrentTaskPath() {

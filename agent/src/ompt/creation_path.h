@@ -78,6 +78,8 @@ void Release(const CreationPath* path);
 // initial task, walked physically). The callbacks must publish a thread's next task
 // path (OmpThread::task_path) before they release the previous one.
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count);
+// The C library's and the dynamic loader's code (logical.h, `callees`).
+const unwinder::CodeRange* CalleeRanges(uint32_t* count);
 const unwinder::RecordedPath* CurrentTaskPath();
 
 }  // namespace cilkprof::agent::ompt

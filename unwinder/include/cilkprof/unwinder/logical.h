@@ -48,6 +48,12 @@
 // reaches the stack's end drops the frames below the last boundary frame it crossed
 // (the runtime thread's start-up: start_thread, clone): a sample taken in the
 // runtime's scheduling loop lands on the running task's creation context.
+// `callees` (the C library's and the dynamic loader's code) are code the runtime calls
+// on its own behalf: frames in them that the walk kept before its first boundary frame,
+// with no other kept frame among them (libomp spinning in sched_yield for a lock,
+// reading its thread id through __tls_get_addr), are the runtime's work, not the task's:
+// they are dropped at that boundary frame and the walk goes on as if they had been
+// elided, out to the user's call into the runtime.
 //
 // Signal safety: async-signal-safe, under the fault guard (a corrupt stack or segment
 // yields a partial path). Same frame conventions as Unwind() (unwinder.h).
@@ -119,6 +125,8 @@ struct LogicalRequest {
   const RecordedPath* recorded = nullptr;
   const CodeRange* boundary = nullptr;
   uint32_t boundary_count = 0;
+  const CodeRange* callees = nullptr;
+  uint32_t callee_count = 0;
 };
 
 struct LogicalResult {
