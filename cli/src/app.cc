@@ -59,7 +59,7 @@ void AddRunOptions(CLI::App& app, RunArgs& args, double& frequency) {
                              args.workspan = mode;
                              args.workspan_given = true;
                            },
-                                  "Work and span, for programs on the Cilk runtime: separate (default: a second, "
+                                  "Work and span, for programs on the Cilk runtime or on libomp (OpenMP tasks): separate (default: a second, "
                                   "instrumented run, so the samples are not dilated), same (in the sampled run: one "
                                   "run, dilated samples) or off")
                        ->check(CLI::IsMember({"separate", "same", "off"}))

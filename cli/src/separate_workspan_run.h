@@ -6,7 +6,7 @@
 // program's own code (caches, branch predictors) by up to half again: samples taken
 // beside them describe the instrumented program. So the program runs twice: first
 // sampled with the tool off (CILKPROF_WORKSPAN=0), then, for programs that ran on the
-// Cilk runtime, instrumented and not sampled (CILKPROF_SAMPLE_SOURCE=none), its
+// Cilk runtime or on libomp (OpenMP tasks through OMPT), instrumented and not sampled (CILKPROF_SAMPLE_SOURCE=none), its
 // standard output discarded and its standard error kept aside; the second run's
 // figures are grafted into the first run's profile (aggregator/workspan_graft.h).
 // docs/WORKSPAN.md, "Instrumentation and the sampled profile", says what this
@@ -66,7 +66,7 @@ struct SeparateRunOutcome {
 };
 
 // Runs the program again, instrumented, if any of the `sampled` profiles is of a
-// process that ran on the Cilk runtime, and grafts the figures of each such process
+// process that ran on the Cilk runtime or on libomp, and grafts the figures of each such process
 // into its profile (matched by executable and order of start), rewriting the file.
 SeparateRunOutcome MeasureWorkSpanSeparately(const SeparateRunContext& context,
                                              const std::vector<aggregator::WrittenProfile>& sampled,

@@ -169,6 +169,24 @@ TEST(SummaryInline, FoldChargesInlinedCodeToItsCaller) {
   EXPECT_TRUE(json["top_functions"][2]["inlined"].get<bool>()) << json["top_functions"].dump();
 }
 
+// OpenMP (docs/OPENMP.md): the instrumentation of a process on libomp is mostly the
+// capture of task creation contexts, in the sampled run too: the line says so, and does
+// not advise a second work/span run that would not remove it.
+TEST(Summary, InstrumentationOfAnOpenMpProcessNamesTheCaptures) {
+  profile::Profile p = testing::BlameProfile();
+  auto* metric = p.add_metrics();
+  metric->set_name(kInstrumentationMetric);
+  metric->set_unit("ns");
+  p.mutable_nodes(2)->add_exclusive(300e6);
+  p.mutable_process()->set_runtime("libomp-ompt");
+  const ProfileSummary s = Summarize(p, "test.cilkprof", 3);
+  ASSERT_TRUE(s.instrumentation.present);
+  EXPECT_TRUE(s.instrumentation.openmp);
+  const std::string text = RenderSummaryText(s);
+  EXPECT_NE(text.find("creation context"), std::string::npos) << text;
+  EXPECT_EQ(text.find("--workspan=same"), std::string::npos) << text;
+}
+
 // Samples in the work/span tool's code: their own line with the share and the dilation
 // they imply, and never in effort (docs/WORKSPAN.md, "Instrumentation and the sampled
 // profile").

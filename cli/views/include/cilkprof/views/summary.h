@@ -59,6 +59,9 @@ struct InstrumentationSummary {
   double share = 0;            // instrumentation / sampled
   double dilation = 1;         // sampled / (sampled - instrumentation): a lower bound
                                // (the tool also slows the code around its hooks)
+  // The process ran on libomp through OMPT (docs/OPENMP.md): the instrumentation
+  // includes the capture of every task's creation context, in the sampled run too.
+  bool openmp = false;
 };
 
 // Lock contention (issue 14; locks.h): present when some thread waited for a lock.
