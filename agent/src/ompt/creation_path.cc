@@ -1,6 +1,7 @@
 // Creation contexts of OpenMP tasks: capture, interning, nodes (creation_path.h).
 #include "ompt/creation_path.h"
 
+#define UNW_LOCAL_ONLY  // the _UL entry points, as the unwinder uses
 #include <libunwind.h>
 #include <link.h>
 #include <sched.h>
@@ -67,6 +68,13 @@ bool CollectModuleOf(const void* address, unwinder::CodeRange* out, uint32_t cap
   ModuleQuery query{reinterpret_cast<uintptr_t>(address), out, __atomic_load_n(count, __ATOMIC_RELAXED), capacity,
                     count};
   return dl_iterate_phdr(CollectModule, &query) != 0;
+}
+
+bool InRanges(const unwinder::CodeRange* ranges, uint32_t count, uintptr_t pc) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (ranges[i].Contains(pc)) return true;
+  }
+  return false;
 }
 
 // ---- Short spin locks (never held across a call that could block or signal).
@@ -328,6 +336,28 @@ CaptureCounts CreationCaptureCounts() {
   counts.captures = __atomic_load_n(&g_captures, __ATOMIC_RELAXED) + tls_captures;
   counts.full_unwinds = __atomic_load_n(&g_full_unwinds, __ATOMIC_RELAXED);
   return counts;
+}
+
+const void* UserCreationSite(const ompt_frame_t* encountering_frame, const void* codeptr_ra) {
+  (void)encountering_frame;
+  uint32_t count = 0;
+  const unwinder::CodeRange* boundary = BoundaryRanges(&count);
+  if (codeptr_ra == nullptr || !InRanges(boundary, count, reinterpret_cast<uintptr_t>(codeptr_ra))) return codeptr_ra;
+  // libomp 14's taskloop stores its own return address (inside __kmpc_taskloop) and
+  // enters the frame of an inner function (inside __kmp_taskloop_linear): neither leads
+  // to the user's code without unwinding libomp's frames, whose frame pointers are not
+  // guaranteed. So unwind with its CFI, from here: once per chunk task of a taskloop.
+  uint32_t elided_count = 0;
+  const unwinder::CodeRange* elided = ElidedRanges(&elided_count);  // the agent's and libomp's code
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return codeptr_ra;
+  for (int frame = 0; frame < 64 && unw_step(&cursor) > 0; ++frame) {
+    unw_word_t ip = 0;
+    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0) break;
+    if (!InRanges(elided, elided_count, ip)) return reinterpret_cast<const void*>(ip);
+  }
+  return codeptr_ra;
 }
 
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count) {

@@ -77,6 +77,13 @@ void Release(const CreationPath* path);
 // chain of the task running on the calling thread (null: not an OpenMP thread, or the
 // initial task, walked physically). The callbacks must publish a thread's next task
 // path (OmpThread::task_path) before they release the previous one.
+// The user's code address where a task is created, for codeptr_ra as libomp reports
+// it: itself, unless it lies inside libomp (the chunk tasks of a taskloop are created
+// by __kmpc_taskloop, which reports its own call site): then the return address of the
+// innermost frame outside libomp and the agent, found with libomp's CFI (libunwind);
+// codeptr_ra if there is none. Not for signal handlers.
+const void* UserCreationSite(const ompt_frame_t* encountering_frame, const void* codeptr_ra);
+
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count);
 // The C library's and the dynamic loader's code (logical.h, `callees`).
 const unwinder::CodeRange* CalleeRanges(uint32_t* count);

@@ -182,11 +182,13 @@ void OnTaskCreate(ompt_data_t* encountering_task, const ompt_frame_t* encounteri
   if (task == nullptr) return;
   task->flags = static_cast<uint32_t>(flags);
   task->parent = TaskOf(encountering_task);
+  // A taskloop's chunk tasks are created inside libomp: their site is the taskloop's.
+  const void* site = UserCreationSite(encountering_frame, codeptr_ra);
   if (CapturePaths()) {
-    task->path = CaptureInTool(task->parent != nullptr ? task->parent->path : nullptr, encountering_frame, codeptr_ra);
+    task->path = CaptureInTool(task->parent != nullptr ? task->parent->path : nullptr, encountering_frame, site);
   }
   MeasureWorkSpan([&] {
-    ws::TaskCreate(task->parent, task, codeptr_ra, static_cast<uint32_t>(flags), has_dependences != 0);
+    ws::TaskCreate(task->parent, task, site, static_cast<uint32_t>(flags), has_dependences != 0);
   });
 }
 
