@@ -24,42 +24,18 @@
 #include "log.h"
 #include "ompt/ompt_workspan.h"
 #include "workspan/report.h"
+#include "workspan/settings.h"
 
 namespace cilkprof::agent::ompt::workspan {
 namespace {
 
+using cilkprof::agent::workspan::MonotonicNs;
 using cilkprof::agent::workspan::Reporter;
 using cilkprof::agent::workspan::ReportUnits;
 
 Reporter* g_reporter = nullptr;
 uint64_t g_send_interval_ns = 1000000000ull;
 uint64_t g_last_send_ns = 0;
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-const char* Env(const char* name) {
-  const char* v = getenv(name);
-  return v != nullptr && v[0] != '\0' ? v : nullptr;
-}
-
-// ns per TSC tick over ~5 ms against CLOCK_MONOTONIC; 0 when the TSC is not invariant.
-double CalibrateTsc() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-  if (a < 0x80000007u) return 0;
-  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-  if ((d & (1u << 8)) == 0) return 0;
-  const uint64_t t0 = MonotonicNs();
-  const uint64_t c0 = __rdtsc();
-  uint64_t t1 = t0;
-  while (t1 - t0 < 5000000ull) t1 = MonotonicNs();
-  const uint64_t c1 = __rdtsc();
-  return c1 > c0 ? static_cast<double>(t1 - t0) / static_cast<double>(c1 - c0) : 0;
-}
 
 cilkprof::agent::workspan::Snapshot Snapshot() {
   Extra extra;
@@ -95,54 +71,13 @@ void OnTopLevelEnd() {
 }  // namespace
 
 bool SetUp(const char* runtime_version) {
-  if (const char* on = Env("CILKPROF_WORKSPAN")) {
-    if (std::strcmp(on, "0") == 0) return false;
-    if (std::strcmp(on, "1") != 0) {
-      LogLine(std::string("CILKPROF_WORKSPAN='") + on + "' is invalid: expected 1 or 0; using 1");
-    }
-  }
+  if (!cilkprof::agent::workspan::WorkSpanEnabled()) return false;
   InstrumentationScope in_tool;  // the TSC calibration spins ~5 ms: not the program's work
+  const cilkprof::agent::workspan::ClockSettings settings = cilkprof::agent::workspan::ReadClockSettings();
   Config config;
-  ReportUnits units;
-  const char* clock = Env("CILKPROF_WS_CLOCK");
-  const char* sampler_clock = Env("CILKPROF_CLOCK");
-  if (clock == nullptr && sampler_clock != nullptr && std::strcmp(sampler_clock, "counter") == 0) clock = "counter";
-  if (clock == nullptr) clock = "tsc";
-  if (std::strcmp(clock, "counter") == 0) {
-    config.clock = ClockKind::kCounter;
-  } else if (std::strcmp(clock, "monotonic") == 0) {
-    config.clock = ClockKind::kMonotonic;
-  } else {
-    if (std::strcmp(clock, "tsc") != 0) {
-      LogLine(std::string("CILKPROF_WS_CLOCK='") + clock + "' is invalid: expected tsc, monotonic or counter; using tsc");
-    }
-    config.clock = ClockKind::kTsc;
-  }
-  double ns_per_tick = 1;
-  if (config.clock == ClockKind::kTsc) {
-    ns_per_tick = CalibrateTsc();
-    if (ns_per_tick <= 0) {
-      LogLine("the TSC is not invariant on this machine; work and span use CLOCK_MONOTONIC instead");
-      config.clock = ClockKind::kMonotonic;
-      ns_per_tick = 1;
-    }
-  }
-  uint64_t burden = 15000;
-  if (const char* b = Env("CILKPROF_BURDEN")) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = strtoull(b, &end, 10);
-    if (errno != 0 || end == b || *end != '\0' || v > (1ull << 40)) {
-      LogLine(std::string("CILKPROF_BURDEN='") + b + "' is invalid: expected a number of cycles (0 .. 2^40); using 15000");
-    } else {
-      burden = v;
-    }
-  }
-  config.burden_ticks = burden;
-  units.clock = config.clock == ClockKind::kTsc ? "tsc" : config.clock == ClockKind::kCounter ? "counter" : "monotonic";
-  units.unit = config.clock == ClockKind::kCounter ? "units" : "ns";
-  units.unit_per_tick = ns_per_tick;
-  units.burden_ticks = burden;
+  config.clock = settings.clock;
+  config.burden_ticks = settings.burden_ticks;
+  ReportUnits units = cilkprof::agent::workspan::UnitsOf(settings);
   units.model = std::string("openmp tasks (") + (runtime_version != nullptr ? runtime_version : "OMPT") + ")";
   if (g_state != nullptr) g_send_interval_ns = uint64_t{g_state->config.flush_ms} * 1000000ull;
   if (!Configure(config)) {

@@ -29,6 +29,7 @@
 #include "real_functions.h"
 #include "workspan/engine.h"
 #include "workspan/report.h"
+#include "workspan/settings.h"
 #include "workspan/workspan.h"
 #include "late_attach.h"
 
@@ -49,36 +50,6 @@ bool g_set_up = false;
 const cilkprof_hooks_t* g_tool_hooks = nullptr;
 
 bool WindowOpen() { return __atomic_load_n(&g_window_open, __ATOMIC_ACQUIRE); }
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-const char* Env(const char* name) {
-  const char* v = getenv(name);
-  return v != nullptr && v[0] != '\0' ? v : nullptr;
-}
-
-// ns per TSC tick, measured once over ~5 ms against CLOCK_MONOTONIC.
-double CalibrateTsc() {
-  const uint64_t t0 = MonotonicNs();
-  const uint64_t c0 = __rdtsc();
-  uint64_t t1 = t0;
-  while (t1 - t0 < 5000000ull) t1 = MonotonicNs();
-  const uint64_t c1 = __rdtsc();
-  if (c1 <= c0) return 0;
-  return static_cast<double>(t1 - t0) / static_cast<double>(c1 - c0);
-}
-
-bool InvariantTsc() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-  if (a < 0x80000007u) return false;
-  __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-  return (d & (1u << 8)) != 0;
-}
 
 // Code of the runtime that, with the tool attached, runs only for the tool and that no
 // mark of the runtime covers, registered by address as the tool's (instrumentation.h):
@@ -187,52 +158,15 @@ namespace {
 // an address in the runtime library. Returns the hooks, or nullptr when work/span is
 // off or cannot run. g_setup_mu held.
 const cilkprof_hooks_t* SetUpToolLocked(const void* runtime_code) {
-  if (const char* on = Env("CILKPROF_WORKSPAN")) {
-    if (std::strcmp(on, "0") == 0) return nullptr;
-    if (std::strcmp(on, "1") != 0) {
-      LogLine(std::string("CILKPROF_WORKSPAN='") + on + "' is invalid: expected 1 or 0; using 1");
-    }
-  }
+  if (!WorkSpanEnabled()) return nullptr;
   // The tool's set-up (the TSC calibration alone spins ~5 ms) runs inside the program's
   // first scope: its samples are instrumentation, not the scope's work. (Not before
   // the check above: with the tool off, nothing is instrumentation.)
   InstrumentationScope in_tool;
+  const ClockSettings settings = ReadClockSettings();
   EngineConfig config;
-  ReportUnits units;
-  const char* clock = Env("CILKPROF_WS_CLOCK");
-  const char* sampler_clock = Env("CILKPROF_CLOCK");
-  if (clock == nullptr && sampler_clock != nullptr && std::strcmp(sampler_clock, "counter") == 0) clock = "counter";
-  if (clock == nullptr) clock = "tsc";
-  if (std::strcmp(clock, "counter") == 0) {
-    config.clock = ClockKind::kCounter;
-  } else if (std::strcmp(clock, "monotonic") == 0) {
-    config.clock = ClockKind::kMonotonic;
-  } else {
-    if (std::strcmp(clock, "tsc") != 0) {
-      LogLine(std::string("CILKPROF_WS_CLOCK='") + clock + "' is invalid: expected tsc, monotonic or counter; using tsc");
-    }
-    config.clock = ClockKind::kTsc;
-  }
-  double ns_per_tick = 1;
-  if (config.clock == ClockKind::kTsc) {
-    ns_per_tick = InvariantTsc() ? CalibrateTsc() : 0;
-    if (ns_per_tick <= 0) {
-      LogLine("the TSC is not invariant on this machine; work and span use CLOCK_MONOTONIC instead");
-      config.clock = ClockKind::kMonotonic;
-      ns_per_tick = 1;
-    }
-  }
-  uint64_t burden = 15000;
-  if (const char* b = Env("CILKPROF_BURDEN")) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = strtoull(b, &end, 10);
-    if (errno != 0 || end == b || *end != '\0' || v > (1ull << 40)) {
-      LogLine(std::string("CILKPROF_BURDEN='") + b + "' is invalid: expected a number of cycles (0 .. 2^40); using 15000");
-    } else {
-      burden = v;
-    }
-  }
+  config.clock = settings.clock;
+  config.burden_ticks = settings.burden_ticks;
   if (const char* strands = Env("CILKPROF_WS_STRANDS")) {
     if (std::strcmp(strands, "1") == 0) {
       config.strands = true;
@@ -240,15 +174,9 @@ const cilkprof_hooks_t* SetUpToolLocked(const void* runtime_code) {
       LogLine(std::string("CILKPROF_WS_STRANDS='") + strands + "' is invalid: expected 1 or 0; using 0");
     }
   }
-  // The burden is in cycles for the TSC (TSC ticks are reference cycles) and in the
-  // clock's own unit otherwise.
-  config.burden_ticks = burden;
   // Code of the runtime library: its child trampoline calls spawned callables.
   config.runtime_code = runtime_code;
-  units.clock = config.clock == ClockKind::kTsc ? "tsc" : config.clock == ClockKind::kCounter ? "counter" : "monotonic";
-  units.unit = config.clock == ClockKind::kCounter ? "units" : "ns";
-  units.unit_per_tick = ns_per_tick;
-  units.burden_ticks = burden;
+  const ReportUnits units = UnitsOf(settings);
   if (g_state != nullptr) {
     g_send_interval_ns = uint64_t{g_state->config.flush_ms} * 1000000ull;
   }

@@ -21,4 +21,5 @@ target_include_directories(cilkprof_agent_core PUBLIC ${PROJECT_SOURCE_DIR}/sche
 target_sources(cilkprof_agent PRIVATE
   ${CILKPROF_WORKSPAN_DIR}/attach.cc
   ${CILKPROF_WORKSPAN_DIR}/api.cc
+  ${CILKPROF_WORKSPAN_DIR}/settings.cc  # the environment, shared with the OpenMP tool
 )
