@@ -12,6 +12,19 @@
 //    start at, its barrier cell, the encountering task's site chain;
 //  - per thread (ThreadState, mmap'd, initial-exec TLS): the counter clock, the start
 //    of the running strand, the work, and per-site sums, read by snapshots.
+// Span profiles (work-on-span, span-on-span; agent/src/workspan/profile.h): a task's
+// node holds the profile of its longest path from the start of the top-level region
+// to its current point (`path`); a created task copies its creator's, a top-most task
+// adds its own entry (site, its work, its span) at its completion, and every join cell
+// keeps, per slot, a copy of the profile of the longest path delivered to it, which
+// the joining task takes when that path is longer than its own (as the Cilk engine's
+// lchild wins at a sync). Profiles live in the pools, so memory is bounded by the
+// sites per live task and per live join cell. A task's work for its entry is its own
+// and that of the descendants completed before it (all of them when it joins them):
+// each node sums what its completed descendants forward (`work`), and a completed
+// node, closed, passes later arrivals on to its creator's node (`outer`).
+// A profile cell's copy is guarded by the cell's own spin flag, held only for the copy
+// (never while the program runs: no lock of the program's).
 // Cells are refcounted, so a task that outlives its creator (or a late event) still
 // delivers into valid memory; a cell is freed by whoever drops the last reference,
 // into that thread's pool.
@@ -27,11 +40,13 @@
 #include <new>
 
 #include "workspan/pool.h"
+#include "workspan/profile.h"
 
 namespace cilkprof::agent::ompt::workspan {
 namespace {
 
 using cilkprof::agent::workspan::Pool;
+using cilkprof::agent::workspan::Profile;
 namespace ws = cilkprof::agent::workspan;
 
 constexpr int kChain = 6;            // distinct creation sites remembered per task
@@ -48,8 +63,21 @@ struct Cell {
   uint16_t topmost;         // task nodes: no ancestor created at the same site
   uint16_t chain[kChain];   // task nodes: distinct sites on the creation chain (0: none)
   uint64_t created_span, created_bspan;
-  Cell* outer;              // taskgroups: the task's enclosing group (a reference)
+  Cell* outer;              // taskgroups: the task's enclosing group; task nodes: the
+                            // creator's node (a reference)
+  // The profile of the longest path delivered to each slot (its span: pspan), guarded
+  // by prof_lock; `has` bit i: slot i holds a delivered path.
+  std::atomic<uint32_t> prof_lock;
+  uint32_t has;
+  uint64_t pspan[2];
+  Profile prof[2];
+  // Task nodes: the task's path profile (owned by the task's running thread); region
+  // barrier cells: the profile the region's implicit tasks start with.
+  Profile path;
+  // Task nodes: work forwarded by completed descendants; kClosed once the task completed.
+  std::atomic<uint64_t> work;
 };
+constexpr uint64_t kClosed = 1ull << 63;
 
 enum TaskFlags : uint32_t {
   kMeasured = 1u << 0,
@@ -68,7 +96,7 @@ struct TaskState {
   Cell* barrier;  // the region's barrier cell
   uint32_t flags;
   uint32_t unused;
-  uint64_t unused2;
+  uint64_t work;  // the task's own strands
 };
 static_assert(sizeof(TaskState) <= kModuleStateBytes, "TaskRecord::workspan is too small");
 
@@ -88,6 +116,7 @@ struct ThreadState {
   Pool pool;
   std::atomic<uint64_t> work{0}, tasks{0}, deps{0}, syncs{0};
   std::atomic<uint64_t> count[kMaxSites], wow[kMaxSites], sow[kMaxSites], bsow[kMaxSites];
+  std::atomic<uint64_t> wos[kMaxSites], sos[kMaxSites];  // ended top-level regions' critical paths
   ThreadState* next_registered = nullptr;
 };
 
@@ -176,6 +205,9 @@ inline Cell* Ref(Cell* c) {
 void Release(ThreadState& ts, Cell* c) {
   while (c != nullptr && c->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     Cell* outer = c->outer;
+    c->prof[0].Clear(ts.pool);
+    c->prof[1].Clear(ts.pool);
+    c->path.Clear(ts.pool);
     ts.pool.Free(c);
     c = outer;
   }
@@ -222,6 +254,7 @@ inline void EndStrand(ThreadState& ts, TaskState& t) {
   const uint64_t d = Now(ts) - ts.strand_start;
   t.span += d;
   t.bspan += d;
+  t.work += d;
   Add(ts.work, d);
   if (t.node != nullptr) {
     for (uint16_t site : t.node->chain) {
@@ -231,18 +264,61 @@ inline void EndStrand(ThreadState& ts, TaskState& t) {
   }
 }
 
-void Deliver(Cell* c, int slot, const TaskState& t) {
+void Fail() { g_failed.store(true, std::memory_order_relaxed); }
+
+void LockProfiles(Cell* c) {
+  while (c->prof_lock.exchange(1, std::memory_order_acquire) != 0) {
+    while (c->prof_lock.load(std::memory_order_relaxed) != 0) __builtin_ia32_pause();
+  }
+}
+void UnlockProfiles(Cell* c) { c->prof_lock.store(0, std::memory_order_release); }
+
+// The task's path ends at `c`: the longest delivered path (and its profile) wins.
+void Deliver(ThreadState& ts, Cell* c, int slot, const TaskState& t) {
   if (c == nullptr) return;
   Max(c->span[slot], t.span);
   Max(c->bspan[slot], t.bspan);
+  if (t.node == nullptr) return;
+  LockProfiles(c);
+  const uint32_t bit = 1u << slot;
+  if ((c->has & bit) == 0 || t.span > c->pspan[slot]) {
+    c->has |= bit;
+    c->pspan[slot] = t.span;
+    if (!c->prof[slot].CopyFrom(ts.pool, t.node->path)) Fail();
+  }
+  UnlockProfiles(c);
 }
 
-void Join(TaskState& t, Cell* c, int slot) {
+// Takes the profile of `c`'s longest path into the task's when that path is longer.
+void JoinProfile(ThreadState& ts, TaskState& t, Cell* c, int slot, uint64_t span_before) {
+  if (t.node == nullptr) return;
+  LockProfiles(c);
+  if ((c->has & (1u << slot)) != 0 && c->pspan[slot] > span_before) {
+    if (!t.node->path.CopyFrom(ts.pool, c->prof[slot])) Fail();
+  }
+  UnlockProfiles(c);
+}
+
+void Join(ThreadState& ts, TaskState& t, Cell* c, int slot) {
   if (c == nullptr) return;
   const uint64_t span = c->span[slot].load(std::memory_order_acquire);
   const uint64_t bspan = c->bspan[slot].load(std::memory_order_acquire);
+  JoinProfile(ts, t, c, slot, t.span);
   if (span > t.span) t.span = span;
   if (bspan > t.bspan) t.bspan = bspan;
+}
+
+// Adds `work` to the nearest node up from `c` that is not closed (a completed task's
+// node passes it on to its creator's).
+void ForwardWork(Cell* c, uint64_t work) {
+  while (c != nullptr) {
+    uint64_t cur = c->work.load(std::memory_order_acquire);
+    for (;;) {
+      if ((cur & kClosed) != 0) break;
+      if (c->work.compare_exchange_weak(cur, cur + work, std::memory_order_acq_rel, std::memory_order_acquire)) return;
+    }
+    c = c->outer;
+  }
 }
 
 inline int GenSlot(const TaskState& t) { return (t.flags & kGen) != 0 ? 1 : 0; }
@@ -258,13 +334,20 @@ void ReleaseTask(ThreadState& ts, TaskState& t) {
 void Complete(ThreadState& ts, TaskState& t) {
   if ((t.flags & kMeasured) == 0 || (t.flags & kCompleted) != 0) return;
   EndStrand(ts, t);
-  Deliver(t.parent, 0, t);
-  Deliver(t.group, 0, t);
-  Deliver(t.barrier, GenSlot(t), t);
-  if (Cell* n = t.node; n != nullptr && n->site != 0 && n->topmost != 0) {
-    Add(ts.sow[n->site], t.span - n->created_span);
-    Add(ts.bsow[n->site], t.bspan - n->created_bspan);
+  if (Cell* n = t.node; n != nullptr) {
+    // Its work: its own and that of the descendants completed so far; later ones
+    // forward theirs past it.
+    const uint64_t work = t.work + (n->work.exchange(kClosed, std::memory_order_acq_rel) & ~kClosed);
+    ForwardWork(n->outer, work);
+    if (n->site != 0 && n->topmost != 0) {
+      Add(ts.sow[n->site], t.span - n->created_span);
+      Add(ts.bsow[n->site], t.bspan - n->created_bspan);
+      if (!n->path.Add(ts.pool, n->site, work, t.span - n->created_span)) Fail();
+    }
   }
+  Deliver(ts, t.parent, 0, t);
+  Deliver(ts, t.group, 0, t);
+  Deliver(ts, t.barrier, GenSlot(t), t);
   ReleaseTask(ts, t);
   t.flags = kCompleted;
 }
@@ -317,7 +400,11 @@ void ParallelBegin(TaskRecord* encountering, RegionRecord* region) {
     EndStrand(*ts, *enc);
     r.start_span = enc->span;
     r.start_bspan = enc->bspan;
-    if (enc->node != nullptr) std::memcpy(r.chain, enc->node->chain, sizeof r.chain);
+    if (enc->node != nullptr) {
+      std::memcpy(r.chain, enc->node->chain, sizeof r.chain);
+      if (!r.barrier->path.CopyFrom(ts->pool, enc->node->path)) Fail();
+      r.barrier->outer = Ref(enc->node);  // where the implicit tasks' work goes
+    }
     r.flags = kRegionMeasured;
   } else {
     r.flags = kRegionMeasured | kTopLevel;  // an outermost region: a computation of its own
@@ -332,11 +419,23 @@ void ParallelEnd(TaskRecord* encountering, RegionRecord* region) {
   // Everything of the region was delivered to one of the two generation slots of its
   // barrier cell; the older slot holds nothing longer than the newer.
   Cell* b = r.barrier;
-  const uint64_t span = std::max(b->span[0].load(std::memory_order_acquire), b->span[1].load(std::memory_order_acquire));
+  const uint64_t span0 = b->span[0].load(std::memory_order_acquire), span1 = b->span[1].load(std::memory_order_acquire);
+  const uint64_t span = std::max(span0, span1);
   const uint64_t bspan =
       std::max(b->bspan[0].load(std::memory_order_acquire), b->bspan[1].load(std::memory_order_acquire));
-  Release(*ts, b);
+  const int slot = span1 > span0 ? 1 : 0;  // the path of the region's span
   const bool top_level = (r.flags & kTopLevel) != 0;
+  if (top_level) {
+    // Every event of the region has happened: its critical path's profile is final.
+    for (const auto& e : b->prof[slot]) {
+      Add(ts->wos[e.site], e.work);
+      Add(ts->sos[e.site], e.span);
+    }
+  } else if (encountering != nullptr) {
+    TaskState& enc = Task(encountering);
+    if ((enc.flags & kMeasured) != 0) JoinProfile(*ts, enc, b, slot, enc.span);
+  }
+  Release(*ts, b);
   r = RegionState{};
   if (top_level) {
     g_span.fetch_add(span, std::memory_order_relaxed);
@@ -364,6 +463,8 @@ void ImplicitTaskBegin(RegionRecord* region, TaskRecord* task, uint32_t flags) {
   t.node = NewCell(*ts);
   if (t.node == nullptr) return;
   std::memcpy(t.node->chain, r.chain, sizeof r.chain);
+  if (!t.node->path.CopyFrom(ts->pool, r.barrier->path)) Fail();
+  t.node->outer = Ref(r.barrier->outer);
   t.span = r.start_span;
   t.bspan = r.start_bspan;
   t.barrier = Ref(r.barrier);
@@ -424,6 +525,8 @@ void TaskCreate(TaskRecord* parent, TaskRecord* child, const void* codeptr_ra, u
   p.bspan += g_config.burden_ticks;
   node->created_span = c.span;
   node->created_bspan = c.bspan;
+  if (!node->path.CopyFrom(ts->pool, p.node->path)) Fail();
+  node->outer = Ref(p.node);
   c.parent = Ref(p.node);
   c.group = Ref(p.group);
   c.barrier = Ref(p.barrier);
@@ -472,7 +575,14 @@ void SyncRegionBegin(ompt_sync_region_t kind, TaskRecord* task, const void* code
     t.flags |= kWaiting;
   } else if (IsBarrier(kind)) {
     EndStrand(*ts, t);
-    Deliver(t.barrier, GenSlot(t), t);  // this task's arrival
+    Deliver(*ts, t.barrier, GenSlot(t), t);  // this task's arrival
+    if (kind == ompt_sync_region_barrier_implicit_parallel && t.node != nullptr) {
+      // The implicit task's own work is done: it (and its descendants', now and
+      // later) belongs to the encountering task of a nested region. Here, not at its
+      // end, which libomp reports for workers at their next fork.
+      ForwardWork(t.node->outer, t.work + (t.node->work.exchange(kClosed, std::memory_order_acq_rel) & ~kClosed));
+      t.work = 0;
+    }
     t.flags |= kWaiting;
   }
 }
@@ -496,12 +606,12 @@ void SyncRegionEnd(ompt_sync_region_t kind, TaskRecord* task, const void* codept
   if ((t.flags & kMeasured) == 0) return;
   if (kind == ompt_sync_region_taskwait) {
     EndStrand(*ts, t);
-    Join(t, t.node, 0);
+    Join(*ts, t, t.node, 0);
   } else if (kind == ompt_sync_region_taskgroup) {
     EndStrand(*ts, t);
     Cell* g = t.group;
     if (g == nullptr) return;
-    Join(t, g, 0);
+    Join(*ts, t, g, 0);
     t.group = g->outer;  // the reference moves back to the task
     g->outer = nullptr;
     Release(*ts, g);
@@ -513,7 +623,7 @@ void SyncRegionEnd(ompt_sync_region_t kind, TaskRecord* task, const void* codept
     return;
   } else if (IsBarrier(kind)) {
     EndStrand(*ts, t);
-    Join(t, t.barrier, GenSlot(t));
+    Join(*ts, t, t.barrier, GenSlot(t));
     t.flags ^= kGen;
   } else {
     return;
@@ -544,6 +654,8 @@ ws::Snapshot TakeSnapshot(Extra* extra) {
       t.work_on_work += ts->wow[id].load(std::memory_order_relaxed);
       t.span_on_work += ts->sow[id].load(std::memory_order_relaxed);
       t.burdened_span_on_work += ts->bsow[id].load(std::memory_order_relaxed);
+      t.work_on_span += ts->wos[id].load(std::memory_order_relaxed);
+      t.span_on_span += ts->sos[id].load(std::memory_order_relaxed);
     }
   }
   s.program.spawns = e.tasks;
@@ -571,6 +683,8 @@ void ResetForTesting() {
       ts->wow[id].store(0);
       ts->sow[id].store(0);
       ts->bsow[id].store(0);
+      ts->wos[id].store(0);
+      ts->sos[id].store(0);
     }
   }
   for (uint32_t i = 0; i < kTableSlots; ++i) {

@@ -28,7 +28,10 @@
 //    over the top-most ones (no ancestor task created at the same site):
 //    work-on-work = the work of the task and of all its descendants, span-on-work =
 //    the task's span from its creation to its completion (descendants it joined
-//    included), burdened likewise. On-span values are not computed (0).
+//    included), burdened likewise. Work-on-span and span-on-span: the same figures of
+//    the top-most tasks on the critical path of the ended top-level regions (as the
+//    Cilk engine's span profiles: at a join the longest path's profile wins), a task's
+//    work there being its own and its descendants' completed before it.
 //
 // Contract: the event functions never call malloc, never take a lock the program may
 // hold and never block (join cells come from per-thread pools over mmap, like the Cilk

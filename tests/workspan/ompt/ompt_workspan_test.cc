@@ -163,6 +163,10 @@ TEST_F(OmptWorkSpanTest, FibTreeWithTaskwait) {
   EXPECT_EQ(site->work_on_work, left.work + right.work);
   EXPECT_EQ(site->span_on_work, left.span + right.span);
   EXPECT_EQ(site->burdened_span_on_work, left.bspan + right.bspan);
+  // The critical path runs through the root's first child, fib(n - 1), the longer one.
+  ASSERT_GT(left.span, right.span);
+  EXPECT_EQ(site->work_on_span, left.work);
+  EXPECT_EQ(site->span_on_span, left.span);
 }
 
 
@@ -271,6 +275,105 @@ TEST_F(OmptWorkSpanTest, TaskgroupJoinsGrandchildren) {
   EXPECT_EQ(site_g->count, 1u);
   EXPECT_EQ(site_g->work_on_work, 10u);
   EXPECT_EQ(site_g->span_on_work, 10u);
+  // The critical path (0 -> 1 in I0, 1 -> 3 in C, 3 -> 13 in G, 13 -> 14 in I0) holds
+  // no complete invocation of C (its end, at 4, is off it) and all of G, a grandchild
+  // that the taskgroup joined.
+  EXPECT_EQ(site_g->work_on_span, 10u);
+  EXPECT_EQ(site_g->span_on_span, 10u);
+  EXPECT_EQ(site_c->work_on_span, 0u);
+  EXPECT_EQ(site_c->span_on_span, 0u);
+}
+
+// One thread, one region: its implicit task I creates A (site 1) and C (site 2), then
+// waits. A creates A2 (site 1 again: not top-most) and B (site 2, top-most inside A),
+// then waits. A's path is the critical path; B lies on it only when it is longer than
+// A2. Work units: I 1, A 2, A2 4, B `b_work`, A 1, C 3, I 1.
+cilkprof::agent::workspan::Snapshot RunTwoSites(OmptWorkSpanTest* test, const std::function<TaskRecord*()>& new_task,
+                                                 const std::function<RegionRecord*()>& new_region, uint64_t b_work) {
+  (void)test;
+  TaskRecord* initial = new_task();
+  RegionRecord* region = new_region();
+  TaskRecord* i = new_task();
+  TaskRecord* a = new_task();
+  TaskRecord* a2 = new_task();
+  TaskRecord* b = new_task();
+  TaskRecord* c = new_task();
+  auto run_child = [](TaskRecord* parent, TaskRecord* child, const void* site, uint64_t work) {
+    ws::TaskCreate(parent, child, site, ompt_task_explicit, false);
+    ws::TaskSchedule(parent, ompt_task_switch, child);
+    ws::Charge(work);
+    ws::TaskSchedule(child, ompt_task_complete, parent);
+    Scribble(child);
+  };
+  auto taskwait = [](TaskRecord* t) {
+    ws::SyncRegionBegin(ompt_sync_region_taskwait, t, nullptr);
+    ws::SyncRegionWaitBegin(ompt_sync_region_taskwait, t);
+    ws::SyncRegionEnd(ompt_sync_region_taskwait, t, nullptr);
+  };
+  Worker w;
+  w.Run([&] {
+    ws::ImplicitTaskBegin(nullptr, initial, ompt_task_initial);
+    ws::ParallelBegin(initial, region);
+    ws::ImplicitTaskBegin(region, i, ompt_task_implicit);
+    ws::Charge(1);
+    ws::TaskCreate(i, a, Site(1), ompt_task_explicit, false);  // A starts at 1
+    ws::TaskSchedule(i, ompt_task_switch, a);
+    ws::Charge(2);                // A at 3
+    run_child(a, a2, Site(1), 4);  // A2: 3 -> 7
+    run_child(a, b, Site(2), b_work);
+    taskwait(a);
+    ws::Charge(1);
+    ws::TaskSchedule(a, ompt_task_complete, i);
+    Scribble(a);
+    run_child(i, c, Site(2), 3);  // C: 1 -> 4
+    taskwait(i);
+    ws::Charge(1);
+    ws::SyncRegionBegin(ompt_sync_region_barrier_implicit_parallel, i, nullptr);
+    ws::SyncRegionEnd(ompt_sync_region_barrier_implicit_parallel, i, nullptr);
+    ws::ImplicitTaskEnd(i);
+    ws::ParallelEnd(initial, region);
+  });
+  return ws::TakeSnapshot();
+}
+
+TEST_F(OmptWorkSpanTest, OnSpanOnlyTheSiteOnTheCriticalPath) {
+  // B (3 -> 4) is shorter than A2 (3 -> 7): A joins A2's path, whose profile is empty
+  // (A2 is not top-most); A ends at 8 with work 2 + 4 + 1 + 1. C (1 -> 4) is off the
+  // path I takes from A (1 -> 8), then I ends at 9.
+  const auto s = RunTwoSites(this, [this] { return NewTask(); }, [this] { return NewRegion(); }, 1);
+  EXPECT_EQ(s.program.span, 9u);
+  EXPECT_EQ(s.program.work, 1u + 2 + 4 + 1 + 1 + 3 + 1);
+  const auto* s1 = FindSite(s, Site(1));
+  const auto* s2 = FindSite(s, Site(2));
+  ASSERT_NE(s1, nullptr);
+  ASSERT_NE(s2, nullptr);
+  EXPECT_EQ(s1->count, 2u);
+  EXPECT_EQ(s1->work_on_work, 8u);  // A only: A2 is a recursive invocation inside it
+  EXPECT_EQ(s1->span_on_work, 7u);
+  EXPECT_EQ(s1->work_on_span, 8u);
+  EXPECT_EQ(s1->span_on_span, 7u);
+  EXPECT_EQ(s2->count, 2u);
+  EXPECT_EQ(s2->work_on_work, 1u + 3);  // B and C, both top-most
+  EXPECT_EQ(s2->span_on_work, 1u + 3);
+  EXPECT_EQ(s2->work_on_span, 0u);
+  EXPECT_EQ(s2->span_on_span, 0u);
+}
+
+TEST_F(OmptWorkSpanTest, OnSpanNestedSiteOnTheCriticalPath) {
+  // B (3 -> 8) is longer than A2 (3 -> 7): A joins B's path and ends at 9 with work
+  // 2 + 4 + 5 + 1; both A and B (a different site inside it) lie on the critical path,
+  // C does not. I ends at 10.
+  const auto s = RunTwoSites(this, [this] { return NewTask(); }, [this] { return NewRegion(); }, 5);
+  EXPECT_EQ(s.program.span, 10u);
+  const auto* s1 = FindSite(s, Site(1));
+  const auto* s2 = FindSite(s, Site(2));
+  ASSERT_NE(s1, nullptr);
+  ASSERT_NE(s2, nullptr);
+  EXPECT_EQ(s1->work_on_span, 12u);
+  EXPECT_EQ(s1->span_on_span, 8u);
+  EXPECT_EQ(s2->work_on_work, 5u + 3);
+  EXPECT_EQ(s2->work_on_span, 5u);
+  EXPECT_EQ(s2->span_on_span, 5u);
 }
 
 // A barrier in the middle of the region joins the task I0 created before it, which
@@ -474,6 +577,8 @@ TEST_F(OmptWorkSpanTest, AnyScheduleSameFigures) {
     EXPECT_EQ(site->count, 4u);
     EXPECT_EQ(site->work_on_work, 21u);
     EXPECT_EQ(site->span_on_work, 21u);
+    EXPECT_EQ(site->work_on_span, 9u);  // child 1 alone
+    EXPECT_EQ(site->span_on_span, 9u);
   }
 }
 
@@ -511,6 +616,8 @@ TEST_F(OmptWorkSpanTest, NestedRegionInATask) {
   ASSERT_NE(site, nullptr);
   EXPECT_EQ(site->work_on_work, 32u);  // T's work, its nested region's included
   EXPECT_EQ(site->span_on_work, 32u);
+  EXPECT_EQ(site->work_on_span, 32u);  // T lies on the critical path (I1 ends at 8)
+  EXPECT_EQ(site->span_on_span, 32u);
 }
 
 }  // namespace
