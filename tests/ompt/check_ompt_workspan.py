@@ -8,7 +8,8 @@ checks, exactly, against the dag the program runs (modelled below):
   `cilkprof summary --format json`        work, span, burdened span, tasks (spawns),
                                           the model ("openmp tasks (LLVM OMP ...)");
   `cilkprof view callsites --format json` per task-creation site (kind spawn): count,
-                                          work and span of the top-most tasks, and the
+                                          work and span of the top-most tasks (on work
+                                          and on the critical path), and the
                                           function holding the `task` pragma.
 --workspan MODE is cilkprof run's: separate (the default: a second, instrumented run
 grafted into the sampled run's profile), same, or off (no figures at all).
@@ -31,9 +32,21 @@ def json_of(cmd):
     return json.loads(r.stdout)
 
 
+def longest(paths):
+    """The longest of (span, profile) paths, as a join takes it: the profile (site ->
+    [work, span] of the top-most tasks on the path) goes with the longest span. A tie
+    between different profiles would make the measured one schedule-dependent."""
+    best = max(span for span, _ in paths)
+    profiles = [prof for span, prof in paths if span == best]
+    if any(prof != profiles[0] for prof in profiles):
+        raise SystemExit(f"the model's dag has two longest paths with different profiles: {profiles}")
+    return best, profiles[0]
+
+
 class Sites:
     """Per creation site: tasks created, and over the top-most ones (no ancestor task
-    created at the same site) the work of their subtrees and their spans."""
+    created at the same site) the work of their subtrees and their spans; a top-most
+    task's entry joins the profile of its longest path ("prof", from its start)."""
 
     def __init__(self):
         self.rows = {}
@@ -47,6 +60,11 @@ class Sites:
             row["work_on_work"] += result["work"]
             row["span_on_work"] += result["span"]
             row["bspan"] += result["bspan"]
+            prof = {k: list(v) for k, v in result["prof"].items()}
+            entry = prof.setdefault(site, [0, 0])
+            entry[0] += result["work"]
+            entry[1] += result["span"]
+            result = dict(result, prof=prof)
         return result
 
 
@@ -55,19 +73,19 @@ def fib_model(n, burden, sites, chain):
     starts at its creator's span so far (burdened: plus the burden, which the creator
     pays too); the taskwait joins both children."""
     if n < 2:
-        return {"work": 1, "span": 1, "bspan": 1, "tasks": 0}
+        return {"work": 1, "span": 1, "bspan": 1, "tasks": 0, "prof": {}}
     work, span, bspan, tasks = 0, 0, 0, 0
     ends = []
     for site, m in (("fib-1", n - 1), ("fib-2", n - 2)):
         work, span, bspan = work + 1, span + 1, bspan + 1
         child = sites.task(site, chain, lambda c, m=m: fib_model(m, burden, sites, c))
-        ends.append((span + child["span"], bspan + burden + child["bspan"]))
+        ends.append((span + child["span"], bspan + burden + child["bspan"], child["prof"]))
         bspan += burden
         work += child["work"]
         tasks += 1 + child["tasks"]
-    span = max([span] + [e[0] for e in ends]) + 1
+    span, prof = longest([(span, {})] + [(e[0], e[2]) for e in ends])
     bspan = max([bspan] + [e[1] for e in ends]) + 1
-    return {"work": work + 1, "span": span, "bspan": bspan, "tasks": tasks}
+    return {"work": work + 1, "span": span + 1, "bspan": bspan, "tasks": tasks, "prof": prof}
 
 
 def group_model(burden, sites, chain):
@@ -83,19 +101,19 @@ def group_model(burden, sites, chain):
 
         def child(c, i=i):
             w = s = b = 10 * (i + 1)
-            sites.task("grandchild", c, lambda _c: {"work": 7, "span": 7, "bspan": 7})
+            g = sites.task("grandchild", c, lambda _c: {"work": 7, "span": 7, "bspan": 7, "prof": {}})
             # The grandchild is joined by the taskgroup, not by its creator.
-            g_end = (s + 7, b + burden + 7)
-            return {"work": w + 7 + 1, "span": s + 1, "bspan": b + burden + 1, "g_end": g_end}
+            g_end = (s + 7, b + burden + 7, g["prof"])
+            return {"work": w + 7 + 1, "span": s + 1, "bspan": b + burden + 1, "g_end": g_end, "prof": {}}
 
         r = sites.task("child", chain, child)
         tasks += 1
         work += r["work"]
-        ends.append((start_span + r["span"], start_bspan + r["bspan"]))
-        ends.append((start_span + r["g_end"][0], start_bspan + r["g_end"][1]))
-    span = max([span] + [e[0] for e in ends]) + 3
+        ends.append((start_span + r["span"], start_bspan + r["bspan"], r["prof"]))
+        ends.append((start_span + r["g_end"][0], start_bspan + r["g_end"][1], r["g_end"][2]))
+    span, prof = longest([(span, {})] + [(e[0], e[2]) for e in ends])
     bspan = max([bspan] + [e[1] for e in ends]) + 3
-    return {"work": work + 3, "span": span, "bspan": bspan, "tasks": tasks}
+    return {"work": work + 3, "span": span + 3, "bspan": bspan, "tasks": tasks, "prof": prof}
 
 
 def expected(what, n, burden):
@@ -107,6 +125,13 @@ def expected(what, n, burden):
         regions.append(group_model(burden, sites, []))
     # Top-level computations (the outermost regions) compose in series.
     total = {k: sum(r[k] for r in regions) for k in ("work", "span", "bspan", "tasks")}
+    # On-span: the top-most tasks on each region's critical path.
+    for row in sites.rows.values():
+        row["work_on_span"] = row["span_on_span"] = 0
+    for r in regions:
+        for site, (work, span) in r["prof"].items():
+            sites.rows[site]["work_on_span"] += work
+            sites.rows[site]["span_on_span"] += span
     return total, sites.rows
 
 
@@ -164,12 +189,13 @@ def main():
             failures.append("the summary does not name the model 'openmp tasks (LLVM OMP ...)':\n" + text)
 
         got_rows = json_of([args.cilkprof, "view", "callsites", "--format", "json", profile])
-        got = sorted((row["caller"], row["kind"], int(row["count"]), float(row["work_on_work"]),
-                      float(row["span_on_work"])) for row in got_rows)
-        want = sorted((SITE_CALLER[site], "spawn", row["count"], float(row["work_on_work"]),
-                       float(row["span_on_work"])) for site, row in rows.items())
+        columns = ("work_on_work", "span_on_work", "work_on_span", "span_on_span")
+        got = sorted((row["caller"], row["kind"], int(row["count"])) + tuple(float(row[c]) for c in columns)
+                     for row in got_rows)
+        want = sorted((SITE_CALLER[site], "spawn", row["count"]) + tuple(float(row[c]) for c in columns)
+                      for site, row in rows.items())
         # Callers are the demangled names (the anonymous namespace's prefix included).
-        got_short = sorted((c.replace("(anonymous namespace)::", ""), k, n, w, s) for c, k, n, w, s in got)
+        got_short = sorted((row[0].replace("(anonymous namespace)::", ""),) + row[1:] for row in got)
         if got_short != want:
             failures.append("view callsites rows:\n  got      " + "\n           ".join(map(str, got_short)) +
                             "\n  expected " + "\n           ".join(map(str, want)))

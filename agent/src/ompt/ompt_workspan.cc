@@ -276,9 +276,11 @@ void UnlockProfiles(Cell* c) { c->prof_lock.store(0, std::memory_order_release);
 // The task's path ends at `c`: the longest delivered path (and its profile) wins.
 void Deliver(ThreadState& ts, Cell* c, int slot, const TaskState& t) {
   if (c == nullptr) return;
+  const uint64_t longest = c->span[slot].load(std::memory_order_acquire);
   Max(c->span[slot], t.span);
   Max(c->bspan[slot], t.bspan);
-  if (t.node == nullptr) return;
+  // A strictly longer path was delivered: its profile is (or is being) kept instead.
+  if (t.node == nullptr || longest > t.span) return;
   LockProfiles(c);
   const uint32_t bit = 1u << slot;
   if ((c->has & bit) == 0 || t.span > c->pspan[slot]) {
@@ -290,8 +292,9 @@ void Deliver(ThreadState& ts, Cell* c, int slot, const TaskState& t) {
 }
 
 // Takes the profile of `c`'s longest path into the task's when that path is longer.
+// (Every path joined here has been delivered: the slot's span is its profile's.)
 void JoinProfile(ThreadState& ts, TaskState& t, Cell* c, int slot, uint64_t span_before) {
-  if (t.node == nullptr) return;
+  if (t.node == nullptr || c->span[slot].load(std::memory_order_acquire) <= span_before) return;
   LockProfiles(c);
   if ((c->has & (1u << slot)) != 0 && c->pspan[slot] > span_before) {
     if (!t.node->path.CopyFrom(ts.pool, c->prof[slot])) Fail();
