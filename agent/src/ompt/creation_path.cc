@@ -153,18 +153,24 @@ const Sequence* InternLocked(uint64_t hash, const uintptr_t* pcs, uint32_t depth
 }
 
 // A per-thread direct-mapped cache in front of the table: a program's tasks come from
-// a few creation contexts, so most captures find theirs without the lock.
+// a few creation contexts, so most captures find theirs without the lock. Allocated at
+// a thread's first capture, freed at its end (ForgetThreadCaches): only its pointer is
+// in initial-exec TLS, whose space an injected (dlopen'ed) agent shares with every
+// other late-loaded library in glibc's small static TLS surplus.
 constexpr uint32_t kCacheSlots = 256;
-__thread const Sequence* tls_cache[kCacheSlots] __attribute__((tls_model("initial-exec")));
+__thread const Sequence** tls_cache __attribute__((tls_model("initial-exec")));
 
 const Sequence* Intern(const uintptr_t* pcs, uint32_t depth) {
   const uint64_t hash = HashOf(pcs, depth);
-  const Sequence*& slot = tls_cache[hash % kCacheSlots];
-  if (slot != nullptr && Same(slot, hash, pcs, depth)) return slot;
+  if (tls_cache == nullptr) {
+    tls_cache = static_cast<const Sequence**>(std::calloc(kCacheSlots, sizeof(Sequence*)));
+  }
+  const Sequence** slot = tls_cache != nullptr ? &tls_cache[hash % kCacheSlots] : nullptr;
+  if (slot != nullptr && *slot != nullptr && Same(*slot, hash, pcs, depth)) return *slot;
   g_intern_lock.Lock();
   const Sequence* s = InternLocked(hash, pcs, depth);
   g_intern_lock.Unlock();
-  if (s != nullptr) slot = s;
+  if (s != nullptr && slot != nullptr) *slot = s;
   return s;
 }
 
@@ -364,6 +370,12 @@ const void* UserCreationSite(const ompt_frame_t* encountering_frame, const void*
     if (!InRanges(elided, elided_count, ip)) return reinterpret_cast<const void*>(ip);
   }
   return codeptr_ra;
+}
+
+void ForgetThreadCaches() {
+  const Sequence** cache = tls_cache;
+  tls_cache = nullptr;
+  std::free(cache);
 }
 
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count) {

@@ -84,6 +84,9 @@ void Release(const CreationPath* path);
 // codeptr_ra if there is none. Not for signal handlers.
 const void* UserCreationSite(const ompt_frame_t* encountering_frame, const void* codeptr_ra);
 
+// At an OpenMP thread's end (thread_end, on that thread): frees its interning cache.
+void ForgetThreadCaches();
+
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count);
 // The C library's and the dynamic loader's code (logical.h, `callees`).
 const unwinder::CodeRange* CalleeRanges(uint32_t* count);

@@ -99,7 +99,10 @@ void OnThreadBegin(ompt_thread_t type, ompt_data_t*) {
   BeginOmpThread(type == ompt_thread_initial ? CILKPROF_STATE_WORKING : CILKPROF_STATE_IDLE);
 }
 
-void OnThreadEnd(ompt_data_t*) { EndOmpThread(); }
+void OnThreadEnd(ompt_data_t*) {
+  ForgetThreadCaches();
+  EndOmpThread();
+}
 
 // ---- Parallel regions ------------------------------------------------------------
 
