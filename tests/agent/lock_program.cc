@@ -428,7 +428,13 @@ int SignalLock() {
     for (pthread_t& t : threads) pthread_kill(t, SIGUSR1);
     if (i % 64 == 0) sched_yield();
   }
-  while (g_handled.load() < 1000) sched_yield();
+  // Pending signals of one kind coalesce: on a loaded machine the 40000 sent above may
+  // have been handled fewer than 1000 times, and waiting without sending more would
+  // wait forever (a clean run's timeout). So keep sending until enough were handled.
+  while (g_handled.load() < 1000) {
+    for (pthread_t& t : threads) pthread_kill(t, SIGUSR1);
+    sched_yield();
+  }
   g_stop.store(1);
   for (pthread_t& t : threads) pthread_join(t, nullptr);
   printf("result handled_enough 1\n");
