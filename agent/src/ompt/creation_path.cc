@@ -286,7 +286,7 @@ bool ConfigureCreationPaths(const void* libomp_address) {
   return CollectModuleOf(libomp_address, g_boundary, kMaxBoundaryRanges, &g_boundary_count);
 }
 
-const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode,
+const CreationPath* CaptureCreationPath(const CreationPath* parent,
                                         const ompt_frame_t* encountering_frame, const void* codeptr_ra) {
   unwinder::LogicalRequest request;
   // The verified frame-pointer walk in both modes: it checks every frame record against
@@ -294,7 +294,6 @@ const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mo
   // (unwinder/cursor.h), so it records what a DWARF walk would, and user code built with
   // frame pointers needs no libunwind step, whose two signal-mask system calls per
   // frame made a DWARF capture four times as costly. Samples keep the profile's mode.
-  (void)mode;
   request.mode = unwinder::Mode::kFramePointer;
   request.elided = ElidedRanges(&request.elided_count);  // the agent's code and libomp's
   request.boundary = BoundaryRanges(&request.boundary_count);
@@ -350,8 +349,7 @@ CaptureCounts CreationCaptureCounts() {
   return counts;
 }
 
-const void* UserCreationSite(const ompt_frame_t* encountering_frame, const void* codeptr_ra) {
-  (void)encountering_frame;
+const void* UserCreationSite(const void* codeptr_ra) {
   uint32_t count = 0;
   const unwinder::CodeRange* boundary = BoundaryRanges(&count);
   if (codeptr_ra == nullptr || !InRanges(boundary, count, reinterpret_cast<uintptr_t>(codeptr_ra))) return codeptr_ra;

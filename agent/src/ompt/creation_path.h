@@ -55,7 +55,7 @@ bool ConfigureCreationPaths(const void* libomp_address);
 // encountering task's frame, the return address into the creating code; either may be
 // null). Returns a new reference, or null when no path could be recorded (no memory):
 // the task is then walked as the initial task's are. Not signal-safe.
-const CreationPath* CaptureCreationPath(const CreationPath* parent, unwinder::Mode mode,
+const CreationPath* CaptureCreationPath(const CreationPath* parent,
                                         const ompt_frame_t* encountering_frame, const void* codeptr_ra);
 
 // Captures so far, and those that could not start from libomp's report of the entry
@@ -82,7 +82,7 @@ void Release(const CreationPath* path);
 // by __kmpc_taskloop, which reports its own call site): then the return address of the
 // innermost frame outside libomp and the agent, found with libomp's CFI (libunwind);
 // codeptr_ra if there is none. Not for signal handlers.
-const void* UserCreationSite(const ompt_frame_t* encountering_frame, const void* codeptr_ra);
+const void* UserCreationSite(const void* codeptr_ra);
 
 // At an OpenMP thread's end (thread_end, on that thread): frees its interning cache.
 void ForgetThreadCaches();

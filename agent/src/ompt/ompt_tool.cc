@@ -67,7 +67,7 @@ inline bool CapturePaths() {
 const CreationPath* CaptureInTool(const CreationPath* parent, const ompt_frame_t* encountering_frame,
                                   const void* codeptr_ra) {
   InstrumentationScope in_tool;
-  return CaptureCreationPath(parent, g_handler_mode, encountering_frame, codeptr_ra);
+  return CaptureCreationPath(parent, encountering_frame, codeptr_ra);
 }
 
 TaskRecord* TaskOf(const ompt_data_t* data) {
@@ -186,7 +186,7 @@ void OnTaskCreate(ompt_data_t* encountering_task, const ompt_frame_t* encounteri
   task->flags = static_cast<uint32_t>(flags);
   task->parent = TaskOf(encountering_task);
   // A taskloop's chunk tasks are created inside libomp: their site is the taskloop's.
-  const void* site = UserCreationSite(encountering_frame, codeptr_ra);
+  const void* site = UserCreationSite(codeptr_ra);
   if (CapturePaths()) {
     task->path = CaptureInTool(task->parent != nullptr ? task->parent->path : nullptr, encountering_frame, site);
   }
