@@ -13,9 +13,9 @@ checks the profile through `cilkprof summary` and `cilkprof view` (JSON):
   --work-in F      F (exclusive, bottom-up) carries at least --share of the work;
   --idleness-in F  F (inclusive, bottom-up) carries at least --share of the idleness;
   --conservation   the idleness handed out to working samples and the idle time the
-                   idle threads measured agree within a factor --factor (cpu clock with
-                   KMP_BLOCKTIME=infinite: libomp's waiting threads spin, so their idle
-                   time is on the CPU and sampled like the working threads' time).
+                   idle threads measured agree within a factor --factor (with --clock
+                   wall, which samples a waiting thread's time whether it spins or
+                   sleeps, as it samples the working threads').
 """
 import argparse
 import json
@@ -48,6 +48,7 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--threads", default="2")
     ap.add_argument("--period", default="500us")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the program")
     ap.add_argument("--expect", choices=["tool", "no-tool"], required=True)
     ap.add_argument("--warning", default="")
@@ -68,7 +69,8 @@ def main():
     for item in args.env:
         name, _, value = item.partition("=")
         env[name] = value
-    r = run([args.cilkprof, "run", "-q", "-f", "-o", profile, "--period", args.period, "--", args.program] +
+    r = run([args.cilkprof, "run", "-q", "-f", "-o", profile, "--period", args.period, "--clock", args.clock, "--",
+             args.program] +
             args.args.split(), env=env, timeout=600)
     failures = []
     if r.returncode != 0 or "ok" not in r.stdout.split():

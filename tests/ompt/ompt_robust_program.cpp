@@ -6,8 +6,10 @@
 //   regions N           N parallel regions one after another, each a small loop
 //   nested N            N outer regions of 2 threads, each opening inner regions of 2
 //   set_num_threads N   N regions, changing omp_set_num_threads between them (1..4)
-//   serial_then_tasks N a serial phase (one thread works, the others idle) then fib N:
-//                       idleness must land on serial_phase
+//   serial_then_tasks N a serial phase (one thread works, the others idle), then N
+//                       coarse tasks of unequal length (the others idle at the end):
+//                       idleness must land on serial_phase and on coarse_task; every
+//                       idle stretch is long against the sampling period
 #include <omp.h>
 
 #include <cstdio>
@@ -94,11 +96,37 @@ __attribute__((noinline)) long serial_phase(long iterations) {
   return s;
 }
 
+// Task i of n does (i + 1) units: the last ones still run when the rest are done.
+__attribute__((noinline)) long coarse_task(int i) { return serial_phase(8'000'000L * (i + 1)); }
+
+long run_coarse_tasks(int n) {
+  long total = 0;
+#pragma omp parallel
+#pragma omp single
+  {
+    for (int i = 0; i < n; ++i) {
+#pragma omp task firstprivate(i) shared(total)
+      {
+        const long r = coarse_task(i);
+#pragma omp atomic
+        total += r;
+      }
+    }
+#pragma omp taskwait
+  }
+  return total;
+}
+
+// Idleness conservation (check_ompt_run.py --conservation) needs idle stretches that
+// are long against the sampling period. Fine-grained tasks do not give that: a thread
+// in a taskwait that runs its children one after another is IDLE in the gaps between
+// them (libomp's state), often while the other thread is in such a gap too, so that
+// idle time is measured and nobody works to be blamed (docs/OPENMP.md).
 long run_serial_then_tasks(int n) {
   // One region first: libomp's worker threads exist (and wait) during the serial phase.
   long total = run_fib(8);
-  total += serial_phase(60'000'000);
-  total += run_fib(n);
+  total += serial_phase(200'000'000);
+  total += run_coarse_tasks(n);
   return total;
 }
 
