@@ -108,21 +108,8 @@ Status CheckPermission(pid_t pid, const ProcessStatus& target) {
                            "prctl(PR_SET_DUMPABLE, 0)): only root can attach to it");
     }
   }
-  std::optional<int> scope = YamaPtraceScope();
-  if (scope && *scope >= 3) {
-    return Status::Error("kernel.yama.ptrace_scope is 3: ptrace is disabled on this system until reboot, so "
-                         "the agent cannot be injected; start the program with the standby agent instead "
-                         "(`cilkprof run --standby`, or LD_PRELOAD=libcilkprof_agent.so CILKPROF_STANDBY=1)");
-  }
-  if (scope && *scope == 2 && !privileged) {
-    return Status::Error("kernel.yama.ptrace_scope is 2: only root (CAP_SYS_PTRACE) may attach to a process; "
-                         "run `cilkprof attach` as root");
-  }
-  if (scope && *scope == 1 && !privileged && !IsAncestorOf(::getpid(), pid)) {
-    return Status::Error("kernel.yama.ptrace_scope is 1: a process may only be attached to by its ancestors; "
-                         "run `cilkprof attach` as root, or allow it with `sudo sysctl kernel.yama.ptrace_scope=0`");
-  }
-  return Status::Ok();
+  return CheckYamaScope(YamaPtraceScope(), privileged,
+                        [pid] { return IsAncestorOf(::getpid(), pid); });
 }
 
 Status CheckArchitecture(pid_t pid) {
@@ -301,6 +288,25 @@ bool AgentLoaded(pid_t pid, const std::string& agent_path) {
     if (have_agent_file && mapping.inode == agent.st_ino && name == agent_name) return true;
   }
   return false;
+}
+
+Status CheckYamaScope(std::optional<int> scope, bool privileged, const std::function<bool()>& is_ancestor) {
+  if (!scope || *scope == 0) return Status::Ok();
+  if (*scope >= 3) {
+    return Status::Error("kernel.yama.ptrace_scope is 3: ptrace is disabled on this system until reboot, so "
+                         "the agent cannot be injected; start the program with the standby agent instead "
+                         "(`cilkprof run --standby`, or LD_PRELOAD=libcilkprof_agent.so CILKPROF_STANDBY=1)");
+  }
+  if (privileged) return Status::Ok();
+  if (*scope == 2) {
+    return Status::Error("kernel.yama.ptrace_scope is 2: only root (CAP_SYS_PTRACE) may attach to a process; "
+                         "run `cilkprof attach` as root");
+  }
+  if (!is_ancestor()) {
+    return Status::Error("kernel.yama.ptrace_scope is 1: a process may only be attached to by its ancestors; "
+                         "run `cilkprof attach` as root, or allow it with `sudo sysctl kernel.yama.ptrace_scope=0`");
+  }
+  return Status::Ok();
 }
 
 Status CheckInjectable(pid_t pid, const std::string& agent_path) {

@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "cilkprof/common/status.h"
@@ -24,6 +26,12 @@ struct InjectionReport {
 // dlopen in the target, the agent already loaded, the agent file not readable from the
 // target's root. Each message says what to change.
 Status CheckInjectable(pid_t pid, const std::string& agent_path);
+
+// Yama's part of those refusals (CheckInjectable reads the scope from
+// /proc/sys/kernel/yama/ptrace_scope; nullopt: no Yama): 3 refuses everyone, 2 all but
+// CAP_SYS_PTRACE, 1 all but CAP_SYS_PTRACE and the target's ancestors (is_ancestor is
+// asked only then). Apart so that a kernel without Yama can test it.
+Status CheckYamaScope(std::optional<int> scope, bool privileged, const std::function<bool()>& is_ancestor);
 
 // Whether the agent (a library named libcilkprof_agent*, or the file `agent_path`) is
 // mapped in `pid`: then it is to be reached through its control socket, not injected.
