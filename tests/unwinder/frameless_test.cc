@@ -21,6 +21,11 @@ void frameless_raise(uintptr_t rbp_value, long pid, long tid, long signo);
 void frameless_call(void (*fn)(void*), void* arg, uintptr_t rbp_value);
 // fn(arg) without touching rbp: the callee's record saves our caller's frame pointer.
 void frameless_call_keeping_rbp(void (*fn)(void*), void* arg);
+// A pthread start routine with no framed code between start_thread and fn:
+// frameless_thread_entry(fn) -> frameless_thread_outer(fn) -> frameless_thread_call
+// (rbp = 5) -> fn(nullptr). A copy of frameless_call, so that its return address is
+// its own (chain ends are remembered by pc, process-wide).
+void* frameless_thread_entry(void* fn);
 }
 
 asm(R"(
@@ -77,6 +82,51 @@ frameless_call_keeping_rbp:
     ret
     .cfi_endproc
     .size frameless_call_keeping_rbp, .-frameless_call_keeping_rbp
+
+    .globl frameless_thread_entry
+    .type frameless_thread_entry, @function
+frameless_thread_entry:
+    .cfi_startproc
+    subq $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    call frameless_thread_outer
+    addq $8, %rsp
+    .cfi_adjust_cfa_offset -8
+    xorl %eax, %eax
+    ret
+    .cfi_endproc
+    .size frameless_thread_entry, .-frameless_thread_entry
+
+    .type frameless_thread_outer, @function
+frameless_thread_outer:
+    .cfi_startproc
+    subq $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    xorl %esi, %esi
+    movl $5, %edx
+    call frameless_thread_call
+    addq $8, %rsp
+    .cfi_adjust_cfa_offset -8
+    ret
+    .cfi_endproc
+    .size frameless_thread_outer, .-frameless_thread_outer
+
+    .type frameless_thread_call, @function
+frameless_thread_call:
+    .cfi_startproc
+    pushq %rbp
+    .cfi_adjust_cfa_offset 8
+    .cfi_rel_offset %rbp, 0
+    movq %rdx, %rbp
+    movq %rdi, %rax
+    movq %rsi, %rdi
+    call *%rax
+    popq %rbp
+    .cfi_adjust_cfa_offset -8
+    .cfi_restore %rbp
+    ret
+    .cfi_endproc
+    .size frameless_thread_call, .-frameless_thread_call
     .popsection
 )");
 
@@ -122,6 +172,11 @@ using cilkprof::unwinder::test::g_walks;
 
 // Framed code around the frameless functions (this file is built with frame pointers).
 CHAIN_FN void raise_in_callback(void*) { cilkprof::unwinder::test::RaiseHere(SIGUSR2); }
+
+CHAIN_FN void prepare_and_raise(void*) {
+  cilkprof::unwinder::PrepareThread();
+  cilkprof::unwinder::test::RaiseHere(SIGUSR2);
+}
 
 CHAIN_FN uintptr_t return_address_of_this_call() {
   return reinterpret_cast<uintptr_t>(__builtin_return_address(0));
@@ -224,6 +279,26 @@ TEST(FramelessCode, MidChainKeepingItsCallersFramePointer) {
   ExpectSameFramesAsDwarf({reinterpret_cast<void*>(raise_in_callback),
                            reinterpret_cast<void*>(frameless_call_keeping_rbp),
                            reinterpret_cast<void*>(framed_caller_keeping_rbp)});
+}
+
+// Frameless from start_thread up to the framed callback, whose record holds the small
+// integer: the probe's CFI walk meets no framed code before the end of the stack, four
+// frames out. That is no end of framed code (main's caller and start_thread have at
+// most two frames after them) but frameless code's data: the walk goes on with CFI and
+// keeps every frame. A bound of four frames ended the walk at frameless_thread_call.
+TEST(FramelessCode, FramelessOutToTheThreadsStartWithASmallIntegerInRbp) {
+  Reset();
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, nullptr, frameless_thread_entry, reinterpret_cast<void*>(prepare_and_raise)), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  ExpectSameFramesAsDwarf({reinterpret_cast<void*>(prepare_and_raise)});
+  const auto& fp = g_walks.fp_result;
+  ASSERT_GE(fp.depth, 4u);
+  // frame 1: frameless_thread_call; 2: frameless_thread_outer (a local symbol: found by
+  // the return address following its call); 3: frameless_thread_entry.
+  EXPECT_TRUE(FunctionRange(reinterpret_cast<void*>(frameless_thread_entry)).Contains(g_walks.fp[3].pc))
+      << "the walk ended before the thread's entry";
+  EXPECT_EQ(fp.depth, g_walks.dwarf_result.depth) << "the start_thread frames are no end of framed code here";
 }
 
 }  // namespace

@@ -156,7 +156,11 @@ class VerifiedFramePointerCursor {
   // Steps taken with CFI so far (tests, statistics).
   uint32_t cfi_steps() const { return cfi_steps_; }
 
-  static constexpr int kMaxTailFrames = 4;
+  // main's caller is followed by two frames (__libc_start_main_impl, _start),
+  // start_thread by one (clone3). More would let a frameless program's own frames pass
+  // for start-up code: with 4, a frameless function two calls below a frameless main
+  // (BOTS' sort_par, called by main) ended every walk, and main was never recorded.
+  static constexpr int kMaxTailFrames = 2;
   static constexpr int kMaxChainEnds = 32;
 
  private:
