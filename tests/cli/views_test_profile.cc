@@ -165,6 +165,38 @@ profile::Profile BlameProfile() {
   return p;
 }
 
+profile::Profile OpenMpGlueProfile() {
+  profile::Profile p = Skeleton();
+  p.clear_metrics();
+  for (const char* name : {"samples", "work", "idleness", "overhead"}) {
+    auto* metric = p.add_metrics();
+    metric->set_name(name);
+    metric->set_unit(name == std::string("samples") ? "count" : "ns");
+  }
+  const uint32_t main_node = AddNode(p, 0, AddLocation(p, 1, 0x100, {{"main", "prog.c", 10, "prog.c", 5, false}}), 0, 0);
+  auto add = [&](uint32_t parent, uint64_t offset, const char* name, wire::EdgeKind edge, double work, double idleness) {
+    const uint32_t location = AddLocation(p, 1, offset, {{name, "prog.c", 20, "prog.c", 18, false}});
+    const uint32_t node = AddNode(p, parent, location, 0, 0, edge);
+    if (work != 0 || idleness != 0) {
+      auto* n = p.mutable_nodes(static_cast<int>(node));
+      n->clear_exclusive();
+      for (double v : {work / 10, work * 1e6, idleness * 1e6, 0.0}) n->add_exclusive(v);
+    }
+    return node;
+  };
+  const uint32_t region = add(main_node, 0x1000, ".omp_outlined.", wire::EDGE_TASK, 0, 0);
+  add(region, 0x1100, "E", wire::EDGE_CALL, 60, 30);
+  const uint32_t entry = add(main_node, 0x1200, ".omp_task_entry..3", wire::EDGE_TASK, 1, 0);
+  add(entry, 0x1300, "F", wire::EDGE_CALL, 40, 0);
+  add(main_node, 0x1400, "G._omp_fn.0", wire::EDGE_TASK, 50, 10);
+  p.add_threads()->set_tid(42);
+  auto* totals = p.mutable_totals();
+  totals->set_samples(15);
+  totals->set_idle_samples(4);
+  totals->set_idle_ns(40'000'000);
+  return p;
+}
+
 profile::Profile LockProfile() {
   profile::Profile p = Skeleton();
   p.clear_metrics();

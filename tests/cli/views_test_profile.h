@@ -48,6 +48,15 @@ namespace cilkprof::views::testing {
 // coarsen); idle workers measured 31 ms in 7 samples (--clock cpu).
 profile::Profile BlameProfile();
 
+// OpenMP programs built by clang (issue 17): compiler glue around the user's code
+// (work, idleness in ms):
+//   main >task> .omp_outlined.          nothing of its own
+//            > E                        work 60, idleness 30
+//   main >task> .omp_task_entry..3      work 1
+//            > F                        work 40
+//   main >task> G._omp_fn.0 (GCC's outlined region: the user's code)   work 50, idleness 10
+profile::Profile OpenMpGlueProfile();
+
 // A profile with lock blame (issue 14). Metrics samples, work, idleness, overhead,
 // lock_wait, lock_blame (ms):
 //   main@10                                          work 10

@@ -81,8 +81,13 @@ void SummarizeBlame(const profile::Profile& profile, const MetricColumns& metric
     // the runtime's templates inlined at spawn and sync sites.
     if (out->effort > 0 && e >= 0.9 * out->effort && r.exclusive[effort] <= 0) continue;
     if (r.row->inlined) continue;
+    const std::string& name = labels.Name(r.row->label);
+    // So are OpenMP's compiler-made wrappers that spend (nearly) nothing themselves:
+    // clang's region and task entries (.omp_outlined., .omp_task_entry.) repeat their
+    // callees' figures. GCC's outlined regions (f._omp_fn.N) hold the region's code.
+    if (name.rfind(".omp_", 0) == 0 && r.exclusive[effort] < 0.05 * e) continue;
     BlameContext c;
-    c.name = labels.Name(r.row->label);
+    c.name = name;
     c.module = labels.Module(r.row->label);
     c.effort = e;
     c.work = r.inclusive[work];
