@@ -809,7 +809,11 @@ std::vector<WrittenProfile> Aggregator::CutWindow(uint64_t end_unix_ns) {
   asio::post(impl.io, [&impl, &accepted] {
     impl.AcceptBacklog(&impl.unix_listener);
     impl.AcceptBacklog(&impl.tcp_listener);
-    accepted.set_value();
+    // A connection the pending async_accept took before this ran is not in the backlog
+    // any more: its handler, queued already, starts it. The cut waits for that handler
+    // too (a handler queued before this post runs before it): without the wait, such a
+    // connection missed the cut, its Hello and samples went to the next window.
+    asio::post(impl.io, [&accepted] { accepted.set_value(); });
   });
   accepted.get_future().wait();
   std::vector<std::pair<uint32_t, std::shared_ptr<ConnectionBase>>> connections;
