@@ -45,6 +45,16 @@ uint32_t AddNode(profile::Profile& p, uint32_t parent, uint32_t location, double
   return static_cast<uint32_t>(p.nodes_size() - 1);
 }
 
+// The profile's metric columns: "samples" counts, the others are ns.
+void SetMetrics(profile::Profile& p, std::initializer_list<const char*> names) {
+  p.clear_metrics();
+  for (const char* name : names) {
+    auto* metric = p.add_metrics();
+    metric->set_name(name);
+    metric->set_unit(name == std::string("samples") ? "count" : "ns");
+  }
+}
+
 profile::Profile Skeleton() {
   profile::Profile p;
   p.set_format_version(1);
@@ -129,12 +139,7 @@ profile::Profile TaskProfile() {
 
 profile::Profile BlameProfile() {
   profile::Profile p = Skeleton();
-  p.clear_metrics();
-  for (const char* name : {"samples", "work", "idleness", "overhead"}) {
-    auto* metric = p.add_metrics();
-    metric->set_name(name);
-    metric->set_unit(name == std::string("samples") ? "count" : "ns");
-  }
+  SetMetrics(p, {"samples", "work", "idleness", "overhead"});
   const uint32_t main10 = AddLocation(p, 1, 0x100, {{"main", "prog.c", 10, "prog.c", 5, false}});
   const uint32_t main_node = AddNode(p, 0, main10, 0, 0);
   struct Row {
@@ -167,12 +172,7 @@ profile::Profile BlameProfile() {
 
 profile::Profile OpenMpGlueProfile() {
   profile::Profile p = Skeleton();
-  p.clear_metrics();
-  for (const char* name : {"samples", "work", "idleness", "overhead"}) {
-    auto* metric = p.add_metrics();
-    metric->set_name(name);
-    metric->set_unit(name == std::string("samples") ? "count" : "ns");
-  }
+  SetMetrics(p, {"samples", "work", "idleness", "overhead"});
   const uint32_t main_node = AddNode(p, 0, AddLocation(p, 1, 0x100, {{"main", "prog.c", 10, "prog.c", 5, false}}), 0, 0);
   auto add = [&](uint32_t parent, uint64_t offset, const char* name, wire::EdgeKind edge, double work, double idleness) {
     const uint32_t location = AddLocation(p, 1, offset, {{name, "prog.c", 20, "prog.c", 18, false}});
@@ -199,12 +199,7 @@ profile::Profile OpenMpGlueProfile() {
 
 profile::Profile LockProfile() {
   profile::Profile p = Skeleton();
-  p.clear_metrics();
-  for (const char* name : {"samples", "work", "idleness", "overhead", "lock_wait", "lock_blame"}) {
-    auto* metric = p.add_metrics();
-    metric->set_name(name);
-    metric->set_unit(name == std::string("samples") ? "count" : "ns");
-  }
+  SetMetrics(p, {"samples", "work", "idleness", "overhead", "lock_wait", "lock_blame"});
   p.add_modules()->set_path("/lib/x86_64-linux-gnu/libc.so.6");  // 3
   // Values in ms: work, idleness, overhead, lock_wait, lock_blame.
   auto node = [&](uint32_t parent, uint32_t location, std::initializer_list<double> ms,
