@@ -22,9 +22,8 @@ void frameless_call(void (*fn)(void*), void* arg, uintptr_t rbp_value);
 // fn(arg) without touching rbp: the callee's record saves our caller's frame pointer.
 void frameless_call_keeping_rbp(void (*fn)(void*), void* arg);
 // A pthread start routine with no framed code between start_thread and fn:
-// frameless_thread_entry(fn) -> frameless_thread_outer(fn) -> frameless_thread_call
-// (rbp = 5) -> fn(nullptr). A copy of frameless_call, so that its return address is
-// its own (chain ends are remembered by pc, process-wide).
+// frameless_thread_entry(fn) -> frameless_thread_outer(fn) -> frameless_call
+// (rbp = 5) -> fn(nullptr).
 void* frameless_thread_entry(void* fn);
 }
 
@@ -104,29 +103,12 @@ frameless_thread_outer:
     .cfi_adjust_cfa_offset 8
     xorl %esi, %esi
     movl $5, %edx
-    call frameless_thread_call
+    call frameless_call
     addq $8, %rsp
     .cfi_adjust_cfa_offset -8
     ret
     .cfi_endproc
     .size frameless_thread_outer, .-frameless_thread_outer
-
-    .type frameless_thread_call, @function
-frameless_thread_call:
-    .cfi_startproc
-    pushq %rbp
-    .cfi_adjust_cfa_offset 8
-    .cfi_rel_offset %rbp, 0
-    movq %rdx, %rbp
-    movq %rdi, %rax
-    movq %rsi, %rdi
-    call *%rax
-    popq %rbp
-    .cfi_adjust_cfa_offset -8
-    .cfi_restore %rbp
-    ret
-    .cfi_endproc
-    .size frameless_thread_call, .-frameless_thread_call
     .popsection
 )");
 
@@ -285,7 +267,8 @@ TEST(FramelessCode, MidChainKeepingItsCallersFramePointer) {
 // integer: the probe's CFI walk meets no framed code before the end of the stack, four
 // frames out. That is no end of framed code (main's caller and start_thread have at
 // most two frames after them) but frameless code's data: the walk goes on with CFI and
-// keeps every frame. A bound of four frames ended the walk at frameless_thread_call.
+// keeps every frame. A bound of four frames ended the walk at frameless_call (and
+// remembered its pc as a chain end, for every later walk).
 TEST(FramelessCode, FramelessOutToTheThreadsStartWithASmallIntegerInRbp) {
   Reset();
   pthread_t thread;
@@ -294,8 +277,7 @@ TEST(FramelessCode, FramelessOutToTheThreadsStartWithASmallIntegerInRbp) {
   ExpectSameFramesAsDwarf({reinterpret_cast<void*>(prepare_and_raise)});
   const auto& fp = g_walks.fp_result;
   ASSERT_GE(fp.depth, 4u);
-  // frame 1: frameless_thread_call; 2: frameless_thread_outer (a local symbol: found by
-  // the return address following its call); 3: frameless_thread_entry.
+  // frame 1: frameless_call; 2: frameless_thread_outer; 3: frameless_thread_entry.
   EXPECT_TRUE(FunctionRange(reinterpret_cast<void*>(frameless_thread_entry)).Contains(g_walks.fp[3].pc))
       << "the walk ended before the thread's entry";
   EXPECT_EQ(fp.depth, g_walks.dwarf_result.depth) << "the start_thread frames are no end of framed code here";
