@@ -240,6 +240,7 @@ AgentState* NewAgentState(const Config& config) {
   s->config = config;
   s->pid = getpid();
   s->start_unix_ns = UnixNowNs();
+  s->argv = ReadCommandLine();
   return s;
 }
 

@@ -43,6 +43,10 @@ struct AgentState {
   SamplerSettings sampler;
   pid_t pid = 0;
   uint64_t start_unix_ns = 0;
+  // The command line when the agent started (Hello.argv): read then, because a program
+  // may rewrite its argv strings later (BOTS marks each option it parsed "-*"; services
+  // write their process title there), and the Hello is built on the flusher thread.
+  std::vector<std::string> argv;
 
   pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
   Transport transport;
@@ -131,6 +135,8 @@ void FlushLocked();  // flush_mu held
 // Makes a spill file begin with a snapshot of everything recorded so far (transport.h).
 void InstallSnapshot();
 uint64_t UnixNowNs();
+// This process's command line (/proc/self/cmdline), one string per argument.
+std::vector<std::string> ReadCommandLine();
 
 // Signals (signals.cc).
 extern "C" void CilkprofSampleHandler(int signo, siginfo_t* info, void* context);

@@ -90,13 +90,7 @@ HelloMsg BuildHello(const AgentState& s) {
   char exe[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) h.executable.assign(exe, static_cast<size_t>(n));
-  const std::string cmdline = ReadSmallFile("/proc/self/cmdline");
-  for (size_t pos = 0; pos < cmdline.size();) {
-    size_t end = cmdline.find('\0', pos);
-    if (end == std::string::npos) end = cmdline.size();
-    h.argv.push_back(cmdline.substr(pos, end - pos));
-    pos = end + 1;
-  }
+  h.argv = s.argv.empty() ? ReadCommandLine() : s.argv;
   h.clock = ClockName(s.config.clock);
   h.sample_source = SampleSourceName(s.sampler);
   h.period_ns = s.sampler.period_ns;
@@ -312,6 +306,18 @@ void* FlusherMain(void*) {
 }  // namespace
 
 void InstallSnapshot() { g_state->transport.SetSnapshot(SnapshotFrames); }
+
+std::vector<std::string> ReadCommandLine() {
+  std::vector<std::string> argv;
+  const std::string cmdline = ReadSmallFile("/proc/self/cmdline");
+  for (size_t pos = 0; pos < cmdline.size();) {
+    size_t end = cmdline.find('\0', pos);
+    if (end == std::string::npos) end = cmdline.size();
+    argv.push_back(cmdline.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return argv;
+}
 
 uint64_t UnixNowNs() {
   timespec ts;

@@ -56,6 +56,7 @@ TEST(Summary, JsonContract) {
   EXPECT_EQ(json["metrics"]["work"]["unit"], "ns");
   EXPECT_EQ(json["top_functions"][0]["name"], "b");
   EXPECT_EQ(json["warnings"].size(), 1u);
+  EXPECT_EQ(json["command"], nlohmann::json::array({"prog", "--size=3"}));
 }
 
 TEST(Summary, EmptyProfileWarnsAndDoesNotDivideByZero) {

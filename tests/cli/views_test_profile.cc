@@ -61,6 +61,8 @@ profile::Profile Skeleton() {
   auto* process = p.mutable_process();
   process->set_pid(42);
   process->set_executable("/bin/prog");
+  process->add_argv("prog");
+  process->add_argv("--size=3");
   process->set_start_unix_ns(1'000'000'000);
   process->set_end_unix_ns(1'250'000'000);
   process->set_clock("cpu");

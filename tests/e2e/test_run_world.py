@@ -119,6 +119,18 @@ class ProgramWorldTest(WithTempDir):
         self.assertEqual(plain, profiled)
         self.assert_profile(profile)
 
+    def test_the_profile_names_the_command_the_program_started_with(self):
+        # The program writes over its argument strings before the agent's first flush;
+        # the profile keeps the command line as it started (Hello.argv), which the
+        # summary's "command" and the pprof export's comment show.
+        profile = self.dir.file("retitle.cilkprof")
+        proc = subprocess.run([CILKPROF_RUN, "-q", "-o", profile, "--", WORLD, "retitle", "--size", "3"],
+                              capture_output=True, text=True, env=self.env, timeout=GUARD)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("cmdline " + WORLD + " ******* ****** *", proc.stdout)
+        summary = self.assert_profile(profile)
+        self.assertEqual(summary["command"], [WORLD, "retitle", "--size", "3"])
+
     def test_a_nohup_profiled_program_survives_sighup_and_is_profiled(self):
         profile = self.dir.file("nohup.cilkprof")
         proc = subprocess.Popen(["nohup", CILKPROF_RUN, "-q", "-o", profile, "--", WORLD, "hold", "0"],

@@ -455,6 +455,7 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
   Json out;
   out["profile"] = s.profile_path;
   out["program"] = s.program;
+  out["command"] = std::vector<std::string>(process.argv().begin(), process.argv().end());
   out["pid"] = s.pid;
   out["duration_s"] = s.duration_s;
   out["threads"] = s.threads;
@@ -479,7 +480,7 @@ std::string RenderSummaryJson(const ProfileSummary& s, const profile::Profile& p
   out["metrics"] = std::move(metrics);
   // Each metric's total under its own name, for scripts: summary["work"]. The keys
   // above win ("samples" is the sample count from the profile's totals).
-  const std::set<std::string> reserved = {"profile", "program", "pid", "duration_s", "threads", "samples",
+  const std::set<std::string> reserved = {"profile", "program", "command", "pid", "duration_s", "threads", "samples",
                                           "partial_unwinds", "partial_unwind_rate", "dropped_samples",
                                           "deep_stack_samples", "deep_stack_truncated",
                                           "deep_stack_frames_elided", "deepest_stack",
