@@ -160,6 +160,7 @@ void ChildAfterFork() {
   AgentState& s = *g_state;
   UnlockAll();  // taken by PrepareFork on this very thread
   locks::ResetLocksAfterFork();  // the waiting threads do not exist here (issue 14)
+  ompt::AfterForkInChild();      // nor the parent's other OpenMP threads (issue 17)
   const bool was_active = !s.shut_down && s.pid == getppid();
   s.flusher_running = false;
   if (s.wake_fd >= 0) close(s.wake_fd);

@@ -169,8 +169,10 @@ SeparateRunOutcome MeasureWorkSpanSeparately(const SeparateRunContext& context,
   std::map<std::string, std::vector<const aggregator::WrittenProfile*>> by_executable;
   std::stable_sort(measured.begin(), measured.end(),
                    [](const auto& a, const auto& b) { return a.process.sequence < b.process.sequence; });
+  // Processes that measured nothing count too: a fork child that ran no top-level
+  // computation is one (it inherited the runtime; nothing to join into its profile).
   for (const aggregator::WrittenProfile& profile : measured) {
-    if (profile.recorded_nothing || profile.path.empty() || !profile.status.ok()) continue;
+    if (!profile.recorded_nothing && (profile.path.empty() || !profile.status.ok())) continue;
     by_executable[profile.process.executable].push_back(&profile);
   }
   std::map<std::string, size_t> seen;
@@ -183,6 +185,7 @@ SeparateRunOutcome MeasureWorkSpanSeparately(const SeparateRunContext& context,
       problems.push_back(candidate->path + ": the instrumented run had no such process");
       continue;
     }
+    if (match[index]->recorded_nothing) continue;  // no computation ran in it: no work or span
     if (Status grafted = Graft(match[index]->path, candidate->path); !grafted.ok()) {
       problems.push_back(candidate->path + ": " + grafted.message());
     }

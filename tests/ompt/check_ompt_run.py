@@ -12,6 +12,14 @@ checks the profile through `cilkprof summary` and `cilkprof view` (JSON):
                    samples, and a warning containing --warning;
   --work-in F      F (exclusive, bottom-up) carries at least --share of the work;
   --idleness-in F  F (inclusive, bottom-up) carries at least --share of the idleness;
+  --fork-child     the program forked one child, which ran serial code alone: its
+                   profile (ompt.<pid>.cilkprof) has work and no idleness (the parent's
+                   other OpenMP threads are no workers of the child's);
+  --workspan-separate
+                   work/span measured in a second run (cilkprof run's default) instead
+                   of off: the run says nothing about it, and the first profile has
+                   work and span (with --fork-child: the child, which ran no
+                   computation, has none, and that is no problem to report);
   --conservation   the idleness handed out to working samples and the idle time the
                    idle threads measured agree within a factor --factor (with --clock
                    wall, which samples a waiting thread's time whether it spins or
@@ -58,13 +66,20 @@ def main():
     ap.add_argument("--idleness-in")
     ap.add_argument("--share", type=float, default=0.5)
     ap.add_argument("--conservation", action="store_true")
+    ap.add_argument("--fork-child", action="store_true")
+    ap.add_argument("--workspan-separate", action="store_true")
     ap.add_argument("--factor", type=float, default=3.0)
     ap.add_argument("--min-samples", type=int, default=20)
     args = ap.parse_args()
 
     os.makedirs(args.workdir, exist_ok=True)
+    for old in os.listdir(args.workdir):  # an earlier run's profiles (a fork child's has its pid)
+        if old.startswith("ompt.") and old.endswith(".cilkprof"):
+            os.remove(os.path.join(args.workdir, old))
     profile = os.path.join(args.workdir, "ompt.cilkprof")
-    env = dict(os.environ, CILKPROF_AGENT=args.agent, CILKPROF_WORKSPAN="0", OMP_NUM_THREADS=args.threads)
+    env = dict(os.environ, CILKPROF_AGENT=args.agent, OMP_NUM_THREADS=args.threads)
+    if not args.workspan_separate:
+        env["CILKPROF_WORKSPAN"] = "0"
     env.pop("OMP_TOOL", None)
     for item in args.env:
         name, _, value = item.partition("=")
@@ -76,11 +91,15 @@ def main():
     if r.returncode != 0 or "ok" not in r.stdout.split():
         print("the profiled program failed:", r.returncode, r.stdout[-2000:], r.stderr[-2000:])
         return 1
+    if args.workspan_separate and r.stderr.strip():
+        failures.append(f"cilkprof run said: {r.stderr.strip()!r}")
     if args.expect_stdout and args.expect_stdout not in r.stdout:
         failures.append(f"the program's output lacks {args.expect_stdout!r}: {r.stdout!r}")
 
     summary = json_of([args.cilkprof, "summary", "--format", "json", profile])
     samples = summary["samples"]
+    if args.workspan_separate and summary.get("workspan_run") != "separate":
+        failures.append(f"no work and span from a second run: workspan_run {summary.get('workspan_run')!r}")
     idle_samples = summary.get("idle_samples") or 0
     idleness = summary.get("idleness", 0) or 0
     work = summary.get("work", 0) or 0
@@ -136,6 +155,19 @@ def main():
         elif not (1 / args.factor <= idleness / idle_ns <= args.factor):
             failures.append(f"conservation: idleness handed out {idleness:.0f} ns vs idle measured {idle_ns:.0f} ns "
                             f"(ratio {idleness / idle_ns:.2f}, want within x{args.factor})")
+    if args.fork_child:
+        children = sorted(f for f in os.listdir(args.workdir)
+                          if f.startswith("ompt.") and f.endswith(".cilkprof") and f != "ompt.cilkprof")
+        if len(children) != 1:
+            failures.append(f"expected the fork child's profile beside ompt.cilkprof, found {children}")
+        else:
+            child = json_of([args.cilkprof, "summary", "--format", "json", os.path.join(args.workdir, children[0])])
+            child_work = child.get("work", 0) or 0
+            child_idleness = child.get("idleness", 0) or 0
+            print(f"  fork child {children[0]}: work {child_work / 1e6:.1f} ms, idleness {child_idleness / 1e6:.1f} ms")
+            if child_work <= 0 or child_idleness != 0:
+                failures.append(f"the fork child ran alone: work {child_work:.0f} ns, idleness {child_idleness:.0f} ns "
+                                f"(want work and no idleness)")
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0

@@ -10,7 +10,13 @@
 //                       coarse tasks of unequal length (the others idle at the end):
 //                       idleness must land on serial_phase and on coarse_task; every
 //                       idle stretch is long against the sampling period
+//   fork_child N        fib N, then fork: the child runs serial_phase alone (the
+//                       parent's other OpenMP threads do not exist in it: no idleness)
+//                       and exits; the parent waits for it
 #include <omp.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -130,11 +136,25 @@ long run_serial_then_tasks(int n) {
   return total;
 }
 
+long run_fork_child(int n) {
+  const long total = run_fib(n);
+  const pid_t child = fork();
+  if (child == 0) {
+    g_sink = serial_phase(100'000'000);
+    std::printf("child ok\n");
+    std::fflush(stdout);
+    std::exit(0);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  return total;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s fib|regions|nested|set_num_threads|serial_then_tasks N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s fib|regions|nested|set_num_threads|serial_then_tasks|fork_child N\n", argv[0]);
     return 2;
   }
   const char* what = argv[1];
@@ -150,6 +170,12 @@ int main(int argc, char** argv) {
     result = run_set_num_threads(n);
   } else if (std::strcmp(what, "serial_then_tasks") == 0) {
     result = run_serial_then_tasks(n);
+  } else if (std::strcmp(what, "fork_child") == 0) {
+    result = run_fork_child(n);
+    if (result < 0) {
+      std::fprintf(stderr, "the fork child failed\n");
+      return 1;
+    }
   } else {
     std::fprintf(stderr, "unknown case %s\n", what);
     return 2;

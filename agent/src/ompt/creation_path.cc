@@ -186,8 +186,18 @@ struct FreeList {
   uint32_t count = 0;
 };
 
-CreationPath*& NextOf(CreationPath* node) {
-  return *reinterpret_cast<CreationPath**>(const_cast<unwinder::RecordedPath**>(&node->recorded.parent));
+const CreationPath* PathOf(const unwinder::RecordedPath* recorded) {
+  return reinterpret_cast<const CreationPath*>(recorded);
+}
+
+// A free node links to the next one through its parent field (no other field of a
+// free node is read), typed as what it holds: the next node's `recorded`.
+CreationPath* NextOf(const CreationPath* node) {
+  return const_cast<CreationPath*>(PathOf(node->recorded.parent));
+}
+
+void SetNext(CreationPath* node, CreationPath* next) {
+  node->recorded.parent = next != nullptr ? &next->recorded : nullptr;
 }
 
 __thread FreeList tls_free __attribute__((tls_model("initial-exec")));
@@ -200,7 +210,7 @@ void MoveNodes(FreeList* from, FreeList* to, uint32_t n) {
     CreationPath* node = from->head;
     from->head = NextOf(node);
     --from->count;
-    NextOf(node) = to->head;
+    SetNext(node, to->head);
     to->head = node;
     ++to->count;
   }
@@ -217,7 +227,7 @@ CreationPath* AllocateNode() {
     auto* block = static_cast<CreationPath*>(std::malloc(kBatch * sizeof(CreationPath)));
     if (block == nullptr) return nullptr;
     for (uint32_t i = 0; i < kBatch; ++i) {
-      NextOf(&block[i]) = local.head;
+      SetNext(&block[i], local.head);
       local.head = &block[i];
     }
     local.count += kBatch;
@@ -230,17 +240,13 @@ CreationPath* AllocateNode() {
 
 void FreeNode(CreationPath* node) {
   FreeList& local = tls_free;
-  NextOf(node) = local.head;
+  SetNext(node, local.head);
   local.head = node;
   if (++local.count > kLocalMax) {
     g_shared_lock.Lock();
     MoveNodes(&local, &g_shared, kBatch);
     g_shared_lock.Unlock();
   }
-}
-
-const CreationPath* PathOf(const unwinder::RecordedPath* recorded) {
-  return reinterpret_cast<const CreationPath*>(recorded);
 }
 
 // ---- Counts (CreationCaptureCounts). Full unwinds are rare: one shared counter. The
@@ -368,6 +374,11 @@ const void* UserCreationSite(const void* codeptr_ra) {
     if (!InRanges(elided, elided_count, ip)) return reinterpret_cast<const void*>(ip);
   }
   return codeptr_ra;
+}
+
+void ReleaseLocksAfterFork() {
+  g_intern_lock.Unlock();
+  g_shared_lock.Unlock();
 }
 
 void ForgetThreadCaches() {

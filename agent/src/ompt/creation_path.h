@@ -86,6 +86,9 @@ const void* UserCreationSite(const void* codeptr_ra);
 
 // At an OpenMP thread's end (thread_end, on that thread): frees its interning cache.
 void ForgetThreadCaches();
+// In a fork child, on its only thread: the interning and node locks, which another
+// thread of the parent may have held at the fork, are free.
+void ReleaseLocksAfterFork();
 
 const unwinder::CodeRange* BoundaryRanges(uint32_t* count);
 // The C library's and the dynamic loader's code (logical.h, `callees`).

@@ -207,6 +207,18 @@ void EndOmpThread() {
   pthread_mutex_unlock(&g_threads_mu);
 }
 
+void ForgetOtherThreadsAfterFork() {
+  pthread_mutex_init(&g_threads_mu, nullptr);
+  pthread_mutex_init(&g_task_reserve.mu, nullptr);
+  pthread_mutex_init(&g_region_reserve.mu, nullptr);
+  ThreadSlot* self = tls_slot;
+  for (ThreadSlot* s = g_threads; s != nullptr; s = s->next) {
+    if (s != self) s->in_use = false;
+  }
+  const bool working = self != nullptr && CountsAsWorking(self->thread.worker.state);
+  SetCounts(self != nullptr ? 1 : 0, working ? 1 : 0);
+}
+
 void SetWorkerState(OmpThread* t, uint32_t state) {
   const uint32_t old = t->worker.state;
   if (old == state) return;

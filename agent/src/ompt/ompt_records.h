@@ -72,6 +72,12 @@ OmpThread* BeginOmpThread(uint32_t first_state);
 // record it freed may be reused by any thread). The record itself is kept (static
 // storage per thread is TLS: nothing to free).
 void EndOmpThread();
+// In a fork child (the agent's atfork handler, on the child's only thread): the
+// parent's other OpenMP threads do not exist here. Their records are let go (their
+// slots serve the child's new threads), the locks they may have held at the fork are
+// made anew, and the runtime view counts this thread alone (if it is an OpenMP thread):
+// otherwise every sample of the child handed out idleness for the parent's workers.
+void ForgetOtherThreadsAfterFork();
 // The worker state (cilkprof_worker_state_t) of `t`, and the view's `working` counter
 // with it: changed only on a transition (WORKING/OVERHEAD <-> IDLE/NOT_A_WORKER).
 void SetWorkerState(OmpThread* t, uint32_t state);

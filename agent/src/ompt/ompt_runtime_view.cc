@@ -88,4 +88,9 @@ void AddWorking(int32_t delta) {
   __atomic_fetch_add(&g_working, static_cast<uint32_t>(delta), __ATOMIC_RELAXED);
 }
 
+void SetCounts(uint32_t workers, uint32_t working) {
+  __atomic_store_n(&g_workers, workers, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_working, working, __ATOMIC_RELAXED);
+}
+
 }  // namespace cilkprof::agent::ompt

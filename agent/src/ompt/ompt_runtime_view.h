@@ -30,5 +30,8 @@ bool IsOmptOverheadPc(const cilkprof_runtime_t* runtime, uintptr_t pc);
 // for the Cilk runtime (blame.h).
 void AddWorkers(int32_t delta);
 void AddWorking(int32_t delta);
+// In a fork child (ompt_records.cc, ForgetOtherThreadsAfterFork): the counters start
+// again from the one thread the child has.
+void SetCounts(uint32_t workers, uint32_t working);
 
 }  // namespace cilkprof::agent::ompt

@@ -338,6 +338,11 @@ const char* ModuleName(const void* address) {
 
 bool OmptToolActive() { return __atomic_load_n(&g_active, __ATOMIC_ACQUIRE); }
 
+void AfterForkInChild() {
+  ForgetOtherThreadsAfterFork();
+  ReleaseLocksAfterFork();
+}
+
 }  // namespace cilkprof::agent::ompt
 
 CILKPROF_EXPORT ompt_start_tool_result_t* ompt_start_tool(unsigned int, const char* runtime_version) {

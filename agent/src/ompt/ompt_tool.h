@@ -17,4 +17,8 @@ void NoteOpenMpWithoutTool(bool attach, bool injected, std::vector<std::string>*
 // Whether libomp called the agent's ompt_start_tool and initialize accepted it.
 bool OmptToolActive();
 
+// In a fork child, from the agent's atfork handler: the OpenMP records forget the
+// parent's other threads (ompt_records.h) and the creation paths' locks are free.
+void AfterForkInChild();
+
 }  // namespace cilkprof::agent::ompt
