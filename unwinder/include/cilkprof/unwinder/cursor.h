@@ -158,8 +158,9 @@ class VerifiedFramePointerCursor {
 
   // main's caller is followed by two frames (__libc_start_main_impl, _start),
   // start_thread by one (clone3). More would let a frameless program's own frames pass
-  // for start-up code: with 4, a frameless function two calls below a frameless main
-  // (BOTS' sort_par, called by main) ended every walk, and main was never recorded.
+  // for start-up code: with 4, a frameless function called by a frameless main that
+  // keeps a small integer in rbp (BOTS' sort_par: four frames from the stack's end)
+  // ended every walk through it, and main was never recorded.
   static constexpr int kMaxTailFrames = 2;
   static constexpr int kMaxChainEnds = 32;
 
