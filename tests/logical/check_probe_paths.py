@@ -12,11 +12,13 @@ worker), reads the top-down view as JSON with the `probe` metric, and checks:
 Exit status 0 on success; otherwise the mismatching paths are printed.
 """
 import argparse
-import json
 import os
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import probe_paths  # noqa: E402
+from probe_paths import lines  # noqa: E402
 
 ANON = r"\(anonymous namespace\)::"
 
@@ -47,10 +49,6 @@ def call(name):
 def spawn_site(spawner):
     """The spawn call inlined into the spawning function: cilk::scope::spawn<lambda>."""
     return r"call:cilk::scope::spawn<" + re.escape(spawner) + r"::<lambda\(\)> >"
-
-
-def lines(*tokens):
-    return "\n".join(tokens)
 
 
 def expected_fresh_fiber(n):
@@ -131,25 +129,6 @@ CASES = {
 }
 
 
-def walk(node, prefix, out):
-    name = node.get("name", "")
-    edge = node.get("edge", "call")
-    path = prefix + [edge + ":" + name] if name != "<program root>" else prefix
-    probe = node.get("metrics", {}).get("probe", {}).get("exclusive", 0)
-    if probe:
-        out.append((path, probe))
-    for child in node.get("children", []):
-        walk(child, path, out)
-
-
-def render(path):
-    # Everything above main (libc start-up) is physical context, not checked.
-    for i, token in enumerate(path):
-        if token == "call:main":
-            return "\n".join(path[i:])
-    return "\n".join(path)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cilkprof", required=True)
@@ -162,49 +141,8 @@ def main():
 
     expect_fn, size = CASES[args.case]
     total_expected, shapes = expect_fn(size)
-    os.makedirs(args.workdir, exist_ok=True)
-    profile = os.path.join(args.workdir, "probe.cilkprof")
     env = dict(os.environ, CILK_NWORKERS="2", CILK_FORCE_STEAL="1", CILKPROF_AGENT=args.agent)
-    run = subprocess.run([args.cilkprof, "run", "-q", "-f", "-o", profile, "--unwind", args.unwind,
-                          "--", args.program, args.case, str(size)],
-                         env=env, capture_output=True, text=True, timeout=100)
-    if run.returncode != 0:
-        print("the profiled program failed:", run.returncode, run.stdout, run.stderr)
-        return 1
-    view = subprocess.run([args.cilkprof, "view", "top-down", "--metric", "probe", "--format", "json",
-                           profile], capture_output=True, text=True, timeout=60)
-    if view.returncode != 0:
-        print("cilkprof view failed:", view.stderr)
-        return 1
-    tree = json.loads(view.stdout)
-    found = []
-    walk(tree, [], found)
-
-    failures = []
-    total = sum(p for _, p in found)
-    if total != total_expected:
-        failures.append(f"{total} probes recorded, {total_expected} calls made")
-    compiled = {shape: re.compile(shape + r"\Z") for shape in shapes}
-    seen = {}
-    for path, count in found:
-        text = render(path)
-        matched = [shape for shape, rx in compiled.items() if rx.match(text)]
-        if len(matched) != 1:
-            failures.append(f"{'unexpected' if not matched else 'ambiguous'} path ({count:g} probes):\n    " +
-                            text.replace("\n", "\n    "))
-        else:
-            seen[matched[0]] = seen.get(matched[0], 0) + count
-    for shape, want in shapes.items():
-        got = seen.get(shape, 0)
-        if got != want:
-            failures.append(f"{got:g} probes (expected {want}) on:\n    " + shape.replace("\n", "\n    "))
-    if failures:
-        print(f"case {args.case}, --unwind {args.unwind}: {len(failures)} failure(s)")
-        for f in failures[:40]:
-            print("  " + f)
-        return 1
-    print(f"case {args.case}, --unwind {args.unwind}: {total:g} probes, all on their expected paths")
-    return 0
+    return probe_paths.check(args, [args.case, str(size)], env, total_expected, shapes)
 
 
 if __name__ == "__main__":
