@@ -10,54 +10,19 @@
 // over ~0.3 s of waiting per waiter: hundreds of draws), so shares get generous bounds.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
-#include "run_tool.h"
+#include "lock_e2e_checks.h"
 
-using cilkprof::cli::testing::RunTool;
 using cilkprof::cli::testing::TempDir;
-using cilkprof::cli::testing::ToolResult;
-using Json = nlohmann::json;
+using cilkprof::tests::locks::ExpectConservedAndSampledNearTheTotals;
+using cilkprof::tests::locks::ExpectHoldLongBlamedAndWaitHereWaiting;
+using cilkprof::tests::locks::Json;
+using cilkprof::tests::locks::JsonOf;
+using cilkprof::tests::locks::Profile;
 
 namespace {
-
-const std::string kAgentEnv = std::string("CILKPROF_AGENT=") + CILKPROF_TEST_AGENT;
-
-std::string Profile(const TempDir& dir, const std::string& name, const std::vector<std::string>& options,
-                    const std::vector<std::string>& program, const std::vector<std::string>& env = {}) {
-  const std::string out = dir.File(name + ".cilkprof");
-  std::vector<std::string> argv = {CILKPROF_TEST_CILKPROF_RUN, "-q", "-f", "--no-workspan", "-o", out};
-  argv.insert(argv.end(), options.begin(), options.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), program.begin(), program.end());
-  std::vector<std::string> full_env = env;
-  full_env.push_back(kAgentEnv);
-  const ToolResult run = RunTool(argv, "", full_env);
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  return out;
-}
-
-Json JsonOf(const std::vector<std::string>& argv, int* exit_code = nullptr, std::string* err = nullptr) {
-  const ToolResult r = RunTool(argv);
-  if (exit_code != nullptr) *exit_code = r.exit_code;
-  if (err != nullptr) *err = r.err;
-  return Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-}
-
-// Sums `metric`'s exclusive values over a top-down JSON tree.
-double TreeTotal(const Json& node, const std::string& metric) {
-  double total = 0;
-  if (node.contains("metrics") && node["metrics"].contains(metric)) {
-    total += node["metrics"][metric].value("exclusive", 0.0);
-  }
-  if (node.contains("children")) {
-    for (const Json& child : node["children"]) total += TreeTotal(child, metric);
-  }
-  return total;
-}
 
 void ExpectKnownShape(const std::string& clock) {
   TempDir dir;
@@ -82,29 +47,8 @@ void ExpectKnownShape(const std::string& clock) {
   // The rest is the hand-off: from a release to the woken waiter running, which on a
   // loaded machine with more threads than cores can be a good part of each wait.
   EXPECT_GE(blame / wait, 0.5) << "the hand-off should be the smaller part of the waits: " << lock.dump(2);
-  ASSERT_FALSE(lock["holders"].empty()) << lock.dump(2);
-  ASSERT_FALSE(lock["waiters"].empty()) << lock.dump(2);
-  EXPECT_NE(lock["holders"][0].value("function", "").find("hold_long"), std::string::npos) << lock.dump(2);
-  EXPECT_GE(lock["holders"][0].value("percent", 0.0), 70.0) << lock.dump(2);
-  EXPECT_NE(lock["waiters"][0].value("function", "").find("wait_here"), std::string::npos) << lock.dump(2);
-  EXPECT_GE(lock["waiters"][0].value("percent", 0.0), 90.0) << lock.dump(2);
-
-  // Conservation of the exact totals, and the tree's sampled totals near them.
-  const Json summary = JsonOf({CILKPROF_TEST_CILKPROF, "summary", "--format", "json", profile});
-  ASSERT_TRUE(summary.is_object() && summary.contains("locks")) << summary.dump();
-  const Json& s = summary["locks"];
-  const double total_wait = s.value("wait_ns", 0.0);
-  EXPECT_NEAR(total_wait, s.value("blame_ns", 0.0) + s.value("unblamed_ns", 0.0), total_wait * 1e-9 + 1)
-      << s.dump(2);
-  EXPECT_GE(total_wait, wait);
-  const Json tree =
-      JsonOf({CILKPROF_TEST_CILKPROF, "view", "top-down", "--format", "json", "--threshold", "0", profile});
-  ASSERT_TRUE(tree.is_object()) << tree.dump().substr(0, 400);
-  const double tree_wait = TreeTotal(tree, "lock_wait"), tree_blame = TreeTotal(tree, "lock_blame");
-  EXPECT_GE(tree_wait, 0.6 * total_wait) << tree_wait << " sampled of " << total_wait;
-  EXPECT_LE(tree_wait, 1.4 * total_wait) << tree_wait << " sampled of " << total_wait;
-  EXPECT_GE(tree_blame, 0.6 * s.value("blame_ns", 0.0));
-  EXPECT_LE(tree_blame, 1.4 * s.value("blame_ns", 0.0));
+  ExpectHoldLongBlamedAndWaitHereWaiting(lock, 70.0, 90.0);
+  ExpectConservedAndSampledNearTheTotals(profile, wait);
 }
 
 TEST(LocksE2E, KnownShapeCpuClock) { ExpectKnownShape("cpu"); }
