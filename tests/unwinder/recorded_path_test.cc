@@ -71,6 +71,29 @@ TEST_FN void runtime_invoke(uint32_t levels) {
   asm volatile("" ::: "memory");
 }
 
+// A task that calls into the runtime (plays __kmpc_omp_task: boundary and elided),
+// which calls the tool back (plays the agent: elided only), which calls a library of
+// its own (task_leaf plays libunwind, called by the agent's capture: neither).
+TEST_FN void tool_callback() {
+  task_leaf();
+  asm volatile("" ::: "memory");
+}
+
+TEST_FN void runtime_entry() {
+  tool_callback();
+  asm volatile("" ::: "memory");
+}
+
+TEST_FN void task_calling_the_runtime() {
+  runtime_entry();
+  asm volatile("" ::: "memory");
+}
+
+TEST_FN void runtime_invoke_caller() {
+  task_calling_the_runtime();
+  asm volatile("" ::: "memory");
+}
+
 // Plays the runtime's scheduling loop on a thread of its own: a sample taken here has no
 // task frame; start_thread and clone below it are the thread's start-up.
 TEST_FN void* runtime_thread(void*) {
@@ -205,6 +228,35 @@ TEST(RecordedPath, ASampleInTheSchedulingLoopLandsOnTheChainAlone) {
     EXPECT_EQ(g_walk.frames[0].pc, 0x1001u);
     EXPECT_EQ(g_walk.frames[1].edge, Edge::kTask);
     EXPECT_EQ(g_walk.frames[2].pc, 0x2001u);
+  }
+}
+
+// A sample in the tool's own callees while libomp calls the tool back (a creation
+// path's capture, instrumentation): the frames below the tool are the tool's, and the
+// runtime frame above it is the task's call into the runtime, not the frame that
+// invoked the task: the sample lands on the task's frame that made the call, which
+// carries the task edge. (It landed on the tool's callee, as a task entry of its own.)
+TEST(RecordedPath, ASampleInTheToolCalledBackByTheRuntimeLandsOnTheTasksCall) {
+  for (Mode mode : {Mode::kDwarf, Mode::kFramePointer}) {
+    SCOPED_TRACE(Name(mode));
+    Prepare(mode, &kCreator);
+    static CodeRange elided[3], boundary[2];
+    boundary[0] = elided[0] = RangeOf(reinterpret_cast<const void*>(&runtime_invoke_caller));
+    boundary[1] = elided[1] = RangeOf(reinterpret_cast<const void*>(&runtime_entry));
+    elided[2] = RangeOf(reinterpret_cast<const void*>(&tool_callback));
+    g_walk.request.elided = elided;
+    g_walk.request.elided_count = 3;
+    g_walk.request.boundary = boundary;
+    g_walk.request.boundary_count = 2;
+    runtime_invoke_caller();
+    const LogicalResult& r = g_walk.result;
+    EXPECT_FALSE(r.partial);
+    ASSERT_EQ(r.depth, 4u);
+    EXPECT_TRUE(RangeOf(reinterpret_cast<const void*>(&task_calling_the_runtime)).Contains(g_walk.frames[0].pc))
+        << std::hex << g_walk.frames[0].pc;
+    EXPECT_EQ(g_walk.frames[0].edge, Edge::kTask);
+    EXPECT_EQ(g_walk.frames[1].pc, 0x1001u);
+    EXPECT_EQ(g_walk.frames[3].pc, 0x2001u);
   }
 }
 

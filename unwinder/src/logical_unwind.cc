@@ -121,6 +121,9 @@ template <class Cursor>
 SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* state) {
   bool user_frame_seen = false;
   bool after_elided = false;
+  // An elided frame that is no boundary frame (the tool's own code) was walked since
+  // the last kept frame: what the walk kept so far are the tool's callees.
+  bool tool_since_kept = false;
   for (;;) {
     const uintptr_t pc = RecordedPc(cursor);
     const bool elided = Elided(*state->request, pc);
@@ -132,11 +135,15 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
         InRanges(state->request->boundary, state->request->boundary_count, pc)) {
       // The runtime frame that invoked the task being walked (bounded walks only run
       // without segments: frames from 0 are the task's), unless all the walk kept so
-      // far is code the runtime called for itself (logical.h, `callees`).
-      if (state->depth > 0 && !state->only_callees) return SegmentEnd::kBoundary;
+      // far is code the runtime called for itself (logical.h, `callees`) or the tool's
+      // callees while the runtime called the tool back (the task called the runtime).
+      if (state->depth > 0 && !state->only_callees && !tool_since_kept) return SegmentEnd::kBoundary;
       if (state->depth > 0) DropFramesAfter(state, 0);
       state->boundary_seen = true;
       state->boundary_depth = state->depth;
+      tool_since_kept = false;
+    } else if (elided) {
+      tool_since_kept = true;
     }
     if (segment.child()) {
       if (pc >= segment.entry_lo && pc < segment.entry_hi) return SegmentEnd::kEntry;
@@ -158,6 +165,7 @@ SegmentEnd WalkSegment(Cursor& cursor, const SegmentView& segment, WalkState* st
         state->only_callees = false;
       }
       Record(state, pc);
+      tool_since_kept = false;
     }
     const StepResult step = cursor.Step();
     if (step == StepResult::kEnd) return SegmentEnd::kEnd;

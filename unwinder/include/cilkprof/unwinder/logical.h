@@ -53,7 +53,9 @@
 // with no other kept frame among them (libomp spinning in sched_yield for a lock,
 // reading its thread id through __tls_get_addr), are the runtime's work, not the task's:
 // they are dropped at that boundary frame and the walk goes on as if they had been
-// elided, out to the user's call into the runtime.
+// elided, out to the user's call into the runtime. So are the tool's own callees while
+// the runtime calls the tool back: kept frames with an elided frame that is no boundary
+// frame (the tool's code) between them and the boundary frame.
 //
 // Signal safety: async-signal-safe, under the fault guard (a corrupt stack or segment
 // yields a partial path). Same frame conventions as Unwind() (unwinder.h).
