@@ -54,9 +54,18 @@ def expected_taskwait(n):
     return 2 * n, {waiter: n, child: n}
 
 
+def expected_tail(n):
+    """spawn_tail's task creation is its last act, a jump to libomp: its frame comes
+    from the call its caller made to it (locks/tail_call.h), and each task probes."""
+    path = lines("call:main", call("run_tail(int)"), REGION_BODY, call("create_tails(int)"), call("spawn_tail(int)"),
+                 TASK_ENTRY, call("tail_task_body()"), call("probe_here()"))
+    return n, {path: n}
+
+
 CASES = {
     "chain": (expected_chain, 8),
     "taskwait": (expected_taskwait, 20),
+    "tail": (expected_tail, 20),
 }
 
 

@@ -10,6 +10,11 @@
 //                once: at depth d the probe's path is d task edges deep.
 //   taskwait N   in a region, the single thread creates N tasks that each create one
 //                child and wait for it (taskwait); every task probes.
+//   tail N       in a region, the single thread calls spawn_tail N times, whose last
+//                statement creates a task: compiled as a jump to __kmpc_omp_task (a
+//                tail call), so spawn_tail has no frame when libomp reports the task;
+//                every task probes. (Tasks are not forced onto the other thread here:
+//                the creator must not run code after the task's creation.)
 //
 // Exit status 2 if a task ran on its creator's thread (the test would not test
 // migration).
@@ -111,11 +116,36 @@ __attribute__((noinline)) void run_taskwait(int n) {
   asm volatile("" ::: "memory");
 }
 
+__attribute__((noinline)) void tail_task_body() {
+  probe_here();
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void spawn_tail(int i) {
+#pragma omp task firstprivate(i)
+  tail_task_body();
+}
+
+__attribute__((noinline)) void create_tails(int n) {
+  for (int i = 0; i < n; ++i) spawn_tail(i);
+#pragma omp taskwait
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void run_tail(int n) {
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    create_tails(n);
+  }
+  asm volatile("" ::: "memory");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s chain|taskwait N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s chain|taskwait|tail N\n", argv[0]);
     return 1;
   }
   const int n = std::atoi(argv[2]);
@@ -123,6 +153,8 @@ int main(int argc, char** argv) {
     run_chain(n);
   } else if (std::strcmp(argv[1], "taskwait") == 0) {
     run_taskwait(n);
+  } else if (std::strcmp(argv[1], "tail") == 0) {
+    run_tail(n);
   } else {
     std::fprintf(stderr, "unknown case %s\n", argv[1]);
     return 1;

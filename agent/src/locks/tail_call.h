@@ -1,4 +1,5 @@
-// Lock calls made as tail calls (issue 14).
+// Lock calls made as tail calls (issue 14), and OpenMP tasks created by a tail call
+// to libomp's entry point (issue 17, ompt/creation_path.cc).
 //
 // A function whose last act is to unlock (std::lock_guard's destructor at the end of a
 // critical section) is usually compiled to jump to pthread_mutex_unlock, not call it:

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "locks/tail_call.h"
 #include "ompt/ompt_records.h"
 #include "runtime_view.h"
 
@@ -321,8 +322,18 @@ const CreationPath* CaptureCreationPath(const CreationPath* parent,
   unwinder::Frame frames[kMaxCreationFrames];
   const unwinder::LogicalResult r = unwinder::UnwindLogical(request, frames, kMaxCreationFrames);
   uintptr_t pcs[kMaxCreationFrames];
-  for (uint32_t i = 0; i < r.depth; ++i) pcs[i] = frames[i].pc;
-  const Sequence* sequence = Intern(pcs, r.depth);
+  uint32_t depth = 0;
+  // A creating function whose last statement created the task (or opened the region)
+  // jumped to libomp's entry point (a tail call): it has no frame, and the walk starts
+  // in its caller. The call before codeptr_ra then reached that function, not libomp
+  // (locks/tail_call.h): its entry goes in as the innermost frame (its first line).
+  const auto ra = reinterpret_cast<uintptr_t>(codeptr_ra);
+  if (r.depth > 0 && r.depth < kMaxCreationFrames && frames[0].pc + 1 == ra) {
+    const uintptr_t tail_caller = locks::TailCaller(ra);
+    if (tail_caller != 0) pcs[depth++] = tail_caller;
+  }
+  for (uint32_t i = 0; i < r.depth; ++i) pcs[depth++] = frames[i].pc;
+  const Sequence* sequence = Intern(pcs, depth);
   if (sequence == nullptr) return nullptr;
   CreationPath* node = AllocateNode();
   if (node == nullptr) return nullptr;
