@@ -22,15 +22,16 @@
 
 #include "adopted_threads.h"
 #include "agent_state.h"
-#include "standby.h"
-#include "timeline/timeline_buffers.h"
 #include "locks/lock_report.h"
 #include "log.h"
 #include "metrics.h"
+#include "monotonic_clock.h"
+#include "ompt/ompt_workspan.h"
 #include "real_functions.h"
 #include "retired_threads.h"
+#include "standby.h"
+#include "timeline/timeline_buffers.h"
 #include "unsampled.h"
-#include "ompt/ompt_workspan.h"
 #include "workspan/workspan.h"
 
 namespace cilkprof::agent {
@@ -43,12 +44,6 @@ constexpr size_t kFrameBudgetBytes = 8u << 20;
 // The adaptive interval (see the top of this file).
 constexpr uint64_t kMinFlushIntervalNs = 100000000;
 constexpr uint64_t kFlushCostFactor = 100;
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 uint64_t ThreadCpuNs() {
   timespec ts;

@@ -31,12 +31,6 @@ void Add(uint64_t* total, uint64_t value) { __atomic_fetch_add(total, value, __A
 
 }  // namespace
 
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 struct LockTable::Chunk {
   Chunk* previous;
   uint32_t used;  // records handed out (may pass kRecords: then the chunk is full)

@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "monotonic_clock.h"
+
 namespace cilkprof::agent::locks {
 
 // The wire's LockKind (wire.proto) for all but kCond: a condition variable's record
@@ -38,7 +40,6 @@ enum class LockKind : uint8_t {
 };
 
 using ClockFn = uint64_t (*)();
-uint64_t MonotonicNs();
 
 struct LockRecord {
   uintptr_t address = 0;  // the key; immutable once published

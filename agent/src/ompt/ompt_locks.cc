@@ -3,6 +3,7 @@
 #include "agent_state.h"
 #include "locks/lock_accounting.h"
 #include "locks/lock_table.h"
+#include "monotonic_clock.h"
 #include "thread_record.h"
 
 namespace cilkprof::agent::ompt {
@@ -11,7 +12,6 @@ namespace {
 using locks::g_lock_table;
 using locks::LockKind;
 using locks::LockRecord;
-using locks::MonotonicNs;
 
 // The thread's acquisition between mutex_acquire and mutex_acquired (a thread waits
 // for one lock at a time). Written and read by the thread's own callbacks only.

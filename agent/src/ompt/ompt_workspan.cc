@@ -39,6 +39,7 @@
 #include <cstring>
 #include <new>
 
+#include "monotonic_clock.h"
 #include "workspan/pool.h"
 #include "workspan/profile.h"
 
@@ -136,12 +137,6 @@ std::atomic<uint32_t> g_slot_id[kTableSlots];
 std::atomic<uintptr_t> g_site_pc[kMaxSites];
 std::atomic<uint32_t> g_site_count{0};
 std::atomic<uint64_t> g_sites_dropped{0};
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 ThreadState* State() {
   ThreadState* ts = tls_state;

@@ -22,6 +22,7 @@
 #include "agent_state.h"
 #include "instrumentation.h"
 #include "log.h"
+#include "monotonic_clock.h"
 #include "ompt/ompt_workspan.h"
 #include "workspan/report.h"
 #include "workspan/settings.h"
@@ -29,7 +30,6 @@
 namespace cilkprof::agent::ompt::workspan {
 namespace {
 
-using cilkprof::agent::workspan::MonotonicNs;
 using cilkprof::agent::workspan::Reporter;
 using cilkprof::agent::workspan::ReportUnits;
 

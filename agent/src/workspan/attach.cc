@@ -26,6 +26,7 @@
 #include "agent_state.h"
 #include "instrumentation.h"
 #include "log.h"
+#include "monotonic_clock.h"
 #include "real_functions.h"
 #include "workspan/engine.h"
 #include "workspan/report.h"

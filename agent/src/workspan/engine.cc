@@ -45,6 +45,7 @@
 
 #include "function_entry.h"
 #include "instrumentation.h"
+#include "monotonic_clock.h"
 #include "workspan/pool.h"
 #include "workspan/profile.h"
 
@@ -71,12 +72,6 @@ class SpinLock {
 void* MapZeroed(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
-}
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 // ---------------------------------------------------------------------------------

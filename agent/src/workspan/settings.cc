@@ -9,6 +9,7 @@
 #include <string>
 
 #include "log.h"
+#include "monotonic_clock.h"
 
 namespace cilkprof::agent::workspan {
 namespace {
@@ -37,12 +38,6 @@ double CalibrateTsc() {
 const char* Env(const char* name) {
   const char* v = getenv(name);
   return v != nullptr && v[0] != '\0' ? v : nullptr;
-}
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 bool WorkSpanEnabled() {

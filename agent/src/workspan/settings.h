@@ -19,8 +19,6 @@ namespace cilkprof::agent::workspan {
 // The variable's value, or null when it is unset or empty.
 const char* Env(const char* name);
 
-uint64_t MonotonicNs();
-
 // CILKPROF_WORKSPAN: false when it is "0".
 bool WorkSpanEnabled();
 
